@@ -1,0 +1,29 @@
+//! Common layout operations on a 4-D layout. Run: `cargo bench -p stridekit-layout`.
+use criterion::{black_box, criterion_group, criterion_main, Criterion};
+use stridekit_layout::{s, Order, StridedLayout};
+
+fn bench(c: &mut Criterion) {
+    let shape = [64i64, 256, 64, 64];
+    let l = StridedLayout::dense(&shape, 4, Order::C).expect("dense");
+    let t = l.permuted(&[0, 2, 3, 1]).expect("permuted");
+    c.bench_function("dense", |b| {
+        b.iter(|| StridedLayout::dense(black_box(&shape), 4, Order::C))
+    });
+    c.bench_function("permuted", |b| {
+        b.iter(|| black_box(&l).permuted(black_box(&[0, 2, 3, 1])))
+    });
+    c.bench_function("sliced", |b| {
+        b.iter(|| black_box(&l).sliced(s![.., 1..200;3, ..;-1, 5]))
+    });
+    c.bench_function("reshaped", |b| {
+        b.iter(|| black_box(&l).reshaped(black_box(&[64, 16, 16, -1])))
+    });
+    c.bench_function("flattened", |b| b.iter(|| black_box(&l).flattened(0, -1)));
+    c.bench_function("to_dense(K)", |b| b.iter(|| black_box(&t).to_dense(Order::K)));
+    c.bench_function("broadcast_to", |b| {
+        b.iter(|| black_box(&l).broadcast_to(black_box(&[8, 64, 256, 64, 64])))
+    });
+}
+
+criterion_group!(benches, bench);
+criterion_main!(benches);

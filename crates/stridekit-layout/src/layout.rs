@@ -1,0 +1,394 @@
+//! The `StridedLayout` value type: construction, queries and formatting.
+
+use crate::dims::{check_extents, checked_volume, normalize_permutation, Dims};
+use crate::error::{overflow, LayoutError, Op, Result};
+use smallvec::SmallVec;
+use std::fmt;
+
+/// The order in which dense strides are laid out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Order<'a> {
+    /// Keep the relative order of the source layout's strides (see [`StridedLayout::stride_order`]).
+    /// Only meaningful where a source layout exists ([`StridedLayout::to_dense`]);
+    /// [`StridedLayout::dense`] treats it as C.
+    K,
+    /// Row-major: the last axis has stride 1.
+    C,
+    /// Column-major: the first axis has stride 1.
+    F,
+    /// A permutation of the axes, outermost first: the last axis named has stride 1.
+    /// Negative entries count from the end.
+    Axes(&'a [i64]),
+}
+
+/// The shape, strides (in elements), itemsize (in bytes) and slice offset (in elements)
+/// of a strided tensor.
+///
+/// A layout is an immutable value: every transform returns a new one. Construction checks
+/// that every element's byte offset fits in an `i64`, so no query can overflow afterwards.
+///
+/// ```
+/// use stridekit_layout::{s, Order, StridedLayout};
+///
+/// let l = StridedLayout::dense(&[5, 3, 4], 2, Order::C)?;
+/// assert_eq!(l.strides(), &[12, 4, 1]);
+/// let t = l.permuted(&[2, 0, 1])?;
+/// assert_eq!(t.shape(), &[4, 5, 3]);
+/// let v = l.sliced(s![1..3, ..;-1, 2])?;
+/// assert_eq!((v.shape(), v.strides(), v.slice_offset()), (&[2, 3][..], &[12, -4][..], 22));
+/// # Ok::<(), stridekit_layout::LayoutError>(())
+/// ```
+#[derive(Clone, PartialEq, Eq, Hash)]
+pub struct StridedLayout {
+    shape: Dims,
+    strides: Dims,
+    itemsize: usize,
+    slice_offset: i64,
+    // Derived at construction, where they are checked for overflow.
+    volume: i64,
+    min_offset: i64,
+    max_offset: i64,
+}
+
+impl StridedLayout {
+    /// A layout from extents, strides in elements, and the itemsize in bytes.
+    ///
+    /// Rejects more than 64 dimensions, negative extents, a strides slice of another
+    /// length, a zero itemsize, and layouts whose byte offsets overflow `i64`.
+    pub fn new(shape: &[i64], strides: &[i64], itemsize: usize) -> Result<Self> {
+        Self::with_offset(shape, strides, itemsize, 0)
+    }
+
+    /// Like [`new`](Self::new), with the offset (in elements) of the element at index `(0,..,0)`.
+    pub fn with_offset(
+        shape: &[i64],
+        strides: &[i64],
+        itemsize: usize,
+        slice_offset: i64,
+    ) -> Result<Self> {
+        check_extents(Op::New, shape)?;
+        if strides.len() != shape.len() {
+            return Err(LayoutError::LengthMismatch {
+                op: Op::New,
+                what: "strides",
+                expected: shape.len(),
+                got: strides.len(),
+            });
+        }
+        Self::from_parts(
+            Op::New,
+            Dims::from_slice(shape),
+            Dims::from_slice(strides),
+            itemsize,
+            slice_offset,
+        )
+    }
+
+    /// A layout from strides given in bytes, each of which must be a multiple of `itemsize`.
+    pub fn from_byte_strides(shape: &[i64], byte_strides: &[i64], itemsize: usize) -> Result<Self> {
+        let op = Op::FromByteStrides;
+        check_extents(op, shape)?;
+        if itemsize == 0 {
+            return Err(LayoutError::ZeroItemsize { op, itemsize });
+        }
+        if byte_strides.len() != shape.len() {
+            return Err(LayoutError::LengthMismatch {
+                op,
+                what: "strides",
+                expected: shape.len(),
+                got: byte_strides.len(),
+            });
+        }
+        let isz = i64::try_from(itemsize).map_err(|_| overflow(op, "itemsize"))?;
+        let mut strides = Dims::with_capacity(shape.len());
+        for (axis, &b) in byte_strides.iter().enumerate() {
+            if b % isz != 0 {
+                return Err(LayoutError::StrideNotMultipleOfItemsize {
+                    op,
+                    axis,
+                    stride: b,
+                    itemsize,
+                });
+            }
+            strides.push(b / isz);
+        }
+        Self::from_parts(op, Dims::from_slice(shape), strides, itemsize, 0)
+    }
+
+    /// A dense layout (no gaps, no offset) with strides in the given order.
+    ///
+    /// ```
+    /// use stridekit_layout::{Order, StridedLayout};
+    /// let l = StridedLayout::dense(&[5, 3, 7], 1, Order::Axes(&[2, 0, 1]))?;
+    /// assert_eq!(l.strides(), &[3, 1, 15]);
+    /// # Ok::<(), stridekit_layout::LayoutError>(())
+    /// ```
+    pub fn dense(shape: &[i64], itemsize: usize, order: Order<'_>) -> Result<Self> {
+        let op = Op::Dense;
+        check_extents(op, shape)?;
+        let ndim = shape.len();
+        let axes: SmallVec<[usize; 8]> = match order {
+            Order::C | Order::K => (0..ndim).collect(),
+            Order::F => (0..ndim).rev().collect(),
+            Order::Axes(p) => normalize_permutation(op, "stride order", p, ndim)?,
+        };
+        let mut strides = Dims::from_elem(0, ndim);
+        let mut next = 1i64;
+        for &ax in axes.iter().rev() {
+            strides[ax] = next;
+            next = next.saturating_mul(shape[ax].max(1));
+        }
+        if checked_volume(shape).is_none() {
+            return Err(overflow(op, "the volume"));
+        }
+        Self::from_parts(op, Dims::from_slice(shape), strides, itemsize, 0)
+    }
+
+    /// A dense layout with the shape and itemsize of `other`, strides in the given order
+    /// (`Order::K` keeps `other`'s stride order), and no slice offset.
+    pub fn dense_like(other: &StridedLayout, order: Order<'_>) -> Result<Self> {
+        match order {
+            Order::K => {
+                let so = other.stride_order();
+                let mut strides = Dims::from_elem(0, other.ndim());
+                let mut next = 1i64;
+                for &ax in so.iter().rev() {
+                    strides[ax] = next;
+                    next = next.saturating_mul(other.shape[ax].max(1));
+                }
+                Self::from_parts(
+                    Op::DenseLike,
+                    other.shape.clone(),
+                    strides,
+                    other.itemsize,
+                    0,
+                )
+            }
+            Order::Axes(p) => {
+                normalize_permutation(Op::DenseLike, "stride order", p, other.ndim())?;
+                Self::dense(&other.shape, other.itemsize, order)
+            }
+            _ => Self::dense(&other.shape, other.itemsize, order),
+        }
+    }
+
+    /// A dense layout with this shape and itemsize; see [`dense_like`](Self::dense_like).
+    pub fn to_dense(&self, order: Order<'_>) -> Result<Self> {
+        Self::dense_like(self, order)
+    }
+
+    /// The one place layouts are made: checks the itemsize and that every byte offset fits.
+    pub(crate) fn from_parts(
+        op: Op,
+        shape: Dims,
+        strides: Dims,
+        itemsize: usize,
+        slice_offset: i64,
+    ) -> Result<Self> {
+        if itemsize == 0 {
+            return Err(LayoutError::ZeroItemsize { op, itemsize });
+        }
+        let isz = i64::try_from(itemsize).map_err(|_| overflow(op, "itemsize"))?;
+        let volume = checked_volume(&shape).ok_or_else(|| overflow(op, "the volume"))?;
+        let (mut lo, mut hi) = (slice_offset, slice_offset);
+        for (axis, (&e, &s)) in shape.iter().zip(&strides).enumerate() {
+            if s.checked_mul(isz).is_none() {
+                return Err(overflow(op, format!("stride {s} at axis {axis} in bytes")));
+            }
+            if e == 0 {
+                continue;
+            }
+            let span = s
+                .checked_mul(e - 1)
+                .ok_or_else(|| overflow(op, format!("stride {s} times extent {e} at axis {axis}")))?;
+            let acc = if span < 0 { &mut lo } else { &mut hi };
+            *acc = acc
+                .checked_add(span)
+                .ok_or_else(|| overflow(op, "the offset range"))?;
+        }
+        let (min_offset, max_offset) = if volume == 0 { (0, -1) } else { (lo, hi) };
+        for v in [slice_offset, min_offset, max_offset] {
+            if v.checked_mul(isz).and_then(|b| b.checked_add(isz)).is_none() {
+                return Err(overflow(op, format!("offset {v} in bytes")));
+            }
+        }
+        Ok(Self {
+            shape,
+            strides,
+            itemsize,
+            slice_offset,
+            volume,
+            min_offset,
+            max_offset,
+        })
+    }
+
+    /// The number of dimensions.
+    pub fn ndim(&self) -> usize {
+        self.shape.len()
+    }
+
+    /// The extents.
+    pub fn shape(&self) -> &[i64] {
+        &self.shape
+    }
+
+    /// The strides, in elements.
+    pub fn strides(&self) -> &[i64] {
+        &self.strides
+    }
+
+    /// The strides, in bytes.
+    pub fn strides_in_bytes(&self) -> Dims {
+        // Checked at construction: stride * itemsize fits in i64.
+        let isz = self.itemsize as i64;
+        self.strides.iter().map(|&s| s * isz).collect()
+    }
+
+    /// Bytes per element.
+    pub fn itemsize(&self) -> usize {
+        self.itemsize
+    }
+
+    /// The number of elements.
+    pub fn volume(&self) -> usize {
+        self.volume as usize
+    }
+
+    /// The offset, in elements, of the element at index `(0,..,0)`.
+    pub fn slice_offset(&self) -> i64 {
+        self.slice_offset
+    }
+
+    /// The offset, in bytes, of the element at index `(0,..,0)`.
+    pub fn slice_offset_in_bytes(&self) -> i64 {
+        self.slice_offset * self.itemsize as i64
+    }
+
+    /// `(min_offset, max_offset)` in elements over all elements; `(0, -1)` when empty.
+    pub fn offset_bounds(&self) -> (i64, i64) {
+        (self.min_offset, self.max_offset)
+    }
+
+    /// The smallest element offset reached; 0 when empty.
+    pub fn min_offset(&self) -> i64 {
+        self.min_offset
+    }
+
+    /// The largest element offset reached; -1 when empty.
+    pub fn max_offset(&self) -> i64 {
+        self.max_offset
+    }
+
+    /// Bytes an allocation needs so that every element falls inside it:
+    /// `(max_offset + 1) * itemsize`. Fails when `min_offset < 0`.
+    pub fn required_size_in_bytes(&self) -> Result<usize> {
+        if self.min_offset < 0 {
+            return Err(LayoutError::NegativeMinOffset {
+                min_offset: self.min_offset,
+            });
+        }
+        // Checked at construction: (max_offset + 1) * itemsize fits in i64.
+        Ok(((self.max_offset + 1) * self.itemsize as i64) as usize)
+    }
+
+    /// The axes ordered from the largest to the smallest absolute stride (ties: larger
+    /// extent first, then lower axis). `dense(shape, _, Axes(stride_order))` reproduces the
+    /// order of a dense layout.
+    pub fn stride_order(&self) -> SmallVec<[usize; 8]> {
+        let mut axes: SmallVec<[usize; 8]> = (0..self.ndim()).collect();
+        let key = |a: usize| (self.strides[a].unsigned_abs(), self.shape[a]);
+        // Stable sort by descending key; insertion sort is fastest at these sizes.
+        for i in 1..axes.len() {
+            let mut j = i;
+            while j > 0 && key(axes[j - 1]) < key(axes[j]) {
+                axes.swap(j - 1, j);
+                j -= 1;
+            }
+        }
+        axes
+    }
+
+    /// True when no two elements share an offset, as far as a cheap check can tell:
+    /// layouts made from dense ones by the transforms here always answer true; some
+    /// hand-made unique layouts answer false.
+    pub fn is_unique(&self) -> bool {
+        if self.volume == 0 {
+            return true;
+        }
+        // Walking from the innermost axis out, each stride must step past the whole
+        // block spanned by the axes inside it.
+        let mut block = 1u64;
+        for &ax in self.stride_order().iter().rev() {
+            let e = self.shape[ax];
+            if e == 1 {
+                continue;
+            }
+            let s = self.strides[ax].unsigned_abs();
+            if s < block {
+                return false;
+            }
+            block = s.saturating_mul(e as u64);
+        }
+        true
+    }
+
+    fn contiguous_in(&self, axes: impl Iterator<Item = usize>) -> bool {
+        if self.volume == 0 {
+            return true;
+        }
+        let mut expected = 1i64;
+        for ax in axes {
+            let e = self.shape[ax];
+            if e == 1 {
+                continue;
+            }
+            if self.strides[ax] != expected {
+                return false;
+            }
+            expected *= e;
+        }
+        true
+    }
+
+    /// Row-major contiguous: ignoring extent-1 axes, the last stride is 1 and each
+    /// stride is the next one times its extent.
+    pub fn is_contiguous_c(&self) -> bool {
+        self.contiguous_in((0..self.ndim()).rev())
+    }
+
+    /// Column-major contiguous.
+    pub fn is_contiguous_f(&self) -> bool {
+        self.contiguous_in(0..self.ndim())
+    }
+
+    /// Contiguous in some axis order: elements map 1-to-1 onto a gap-free offset range.
+    pub fn is_contiguous_any(&self) -> bool {
+        self.contiguous_in(self.stride_order().into_iter().rev())
+    }
+
+    /// Contiguous in some order and with no slice offset: elements map onto `0..volume`.
+    pub fn is_dense(&self) -> bool {
+        self.slice_offset == 0 && self.is_contiguous_any()
+    }
+}
+
+impl fmt::Display for StridedLayout {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        use crate::error::Tuple;
+        write!(
+            f,
+            "StridedLayout(shape={}, strides={}, itemsize={}, offset={})",
+            Tuple(self.shape.to_vec()),
+            Tuple(self.strides.to_vec()),
+            self.itemsize,
+            self.slice_offset
+        )
+    }
+}
+
+impl fmt::Debug for StridedLayout {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Display::fmt(self, f)
+    }
+}

@@ -1,0 +1,1 @@
+pub use stridekit_layout as layout;
