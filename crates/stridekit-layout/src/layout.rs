@@ -136,37 +136,38 @@ impl StridedLayout {
         let mut next = 1i64;
         for &ax in axes.iter().rev() {
             strides[ax] = next;
-            next = next.saturating_mul(shape[ax].max(1));
+            next = next.saturating_mul(shape[ax]);
         }
-        if checked_volume(shape).is_none() {
-            return Err(overflow(op, "the volume"));
+        match checked_volume(shape) {
+            None => return Err(overflow(op, "the volume")),
+            Some(0) => strides.iter_mut().for_each(|s| *s = 0),
+            Some(_) => {}
         }
         Self::from_parts(op, Dims::from_slice(shape), strides, itemsize, 0)
     }
 
     /// A dense layout with the shape and itemsize of `other`, strides in the given order
     /// (`Order::K` keeps `other`'s stride order), and no slice offset.
+    ///
+    /// A layout that already is dense in the requested `K`, `C` or `F` order is returned as
+    /// it is (the strides of its extent-1 axes included); an explicit permutation always
+    /// recomputes the strides.
     pub fn dense_like(other: &StridedLayout, order: Order<'_>) -> Result<Self> {
+        let dense_already = other.slice_offset == 0
+            && match order {
+                Order::K => other.is_contiguous_any(),
+                Order::C => other.is_contiguous_c(),
+                Order::F => other.is_contiguous_f(),
+                Order::Axes(_) => false,
+            };
+        if dense_already {
+            return Ok(other.clone());
+        }
         match order {
             Order::K => {
-                let so = other.stride_order();
-                let mut strides = Dims::from_elem(0, other.ndim());
-                let mut next = 1i64;
-                for &ax in so.iter().rev() {
-                    strides[ax] = next;
-                    next = next.saturating_mul(other.shape[ax].max(1));
-                }
-                Self::from_parts(
-                    Op::DenseLike,
-                    other.shape.clone(),
-                    strides,
-                    other.itemsize,
-                    0,
-                )
-            }
-            Order::Axes(p) => {
-                normalize_permutation(Op::DenseLike, "stride order", p, other.ndim())?;
-                Self::dense(&other.shape, other.itemsize, order)
+                let axes: SmallVec<[i64; 8]> =
+                    other.stride_order().iter().map(|&a| a as i64).collect();
+                Self::dense(&other.shape, other.itemsize, Order::Axes(&axes))
             }
             _ => Self::dense(&other.shape, other.itemsize, order),
         }
@@ -316,19 +317,20 @@ impl StridedLayout {
         if self.volume == 0 {
             return true;
         }
-        // Walking from the innermost axis out, each stride must step past the whole
-        // block spanned by the axes inside it.
-        let mut block = 1u64;
+        // Walking from the smallest stride up, each stride must step past every offset
+        // the smaller-stride axes can reach.
+        let mut reach = 0u64;
         for &ax in self.stride_order().iter().rev() {
             let e = self.shape[ax];
             if e == 1 {
                 continue;
             }
             let s = self.strides[ax].unsigned_abs();
-            if s < block {
+            if s <= reach || s == 0 {
                 return false;
             }
-            block = s.saturating_mul(e as u64);
+            // Fits: |stride| * (extent - 1) was checked at construction.
+            reach = reach.saturating_add(s * (e as u64 - 1));
         }
         true
     }

@@ -44,12 +44,16 @@ impl StridedLayout {
     /// divide the current one) multiplies the extent at `axis` and every other stride by the
     /// ratio; packing (a multiple of the current one) divides them, which requires the
     /// extent, the other strides, the slice offset and `data_ptr` to be divisible. The
-    /// axis must have a positive extent and stride 1.
+    /// axis must have a positive extent and stride 1. The same itemsize returns the layout
+    /// unchanged.
     pub fn repacked_with(&self, itemsize: usize, opts: RepackOptions) -> Result<Self> {
         let op = Op::Repack;
         let rule = |rule: String| LayoutError::Repack { op, rule };
         if itemsize == 0 {
             return Err(LayoutError::ZeroItemsize { op, itemsize });
+        }
+        if itemsize == self.itemsize() {
+            return Ok(self.clone());
         }
         let axis = normalize_axis(op, opts.axis, self.ndim())?;
         let extent = self.shape()[axis];

@@ -160,7 +160,7 @@ fn resolve_range(start: Option<i64>, stop: Option<i64>, step: i64, extent: i64) 
 
 impl StridedLayout {
     /// Slices with one [`SliceArg`] per leading axis (fewer than `ndim` leave the rest whole).
-    /// An empty result has all strides 0.
+    /// When a range selects nothing, all strides of the result are 0.
     pub fn sliced(&self, slices: &[SliceArg]) -> Result<Self> {
         if slices.len() > self.ndim() {
             return Err(LayoutError::Slice {
@@ -177,8 +177,14 @@ impl StridedLayout {
         let mut shape = Dims::new();
         let mut strides = Dims::new();
         let mut offset = self.slice_offset();
+        let mut emptied = false;
         for (axis, (&extent, &stride)) in self.shape().iter().zip(self.strides()).enumerate() {
-            match slices.get(axis).copied().unwrap_or(SliceArg::ALL) {
+            let Some(&arg) = slices.get(axis) else {
+                shape.push(extent);
+                strides.push(stride);
+                continue;
+            };
+            match arg {
                 SliceArg::Index(i) => {
                     let pos = if i < 0 { i.saturating_add(extent) } else { i };
                     if !(0..extent).contains(&pos) {
@@ -201,6 +207,7 @@ impl StridedLayout {
                         });
                     }
                     let (start, len) = resolve_range(start, stop, step, extent);
+                    emptied |= len == 0;
                     if len > 0 {
                         offset = stride
                             .checked_mul(start)
@@ -212,7 +219,8 @@ impl StridedLayout {
                 }
             }
         }
-        if shape.contains(&0) {
+        // A range that selects nothing leaves no element to address: all strides become 0.
+        if emptied {
             strides.iter_mut().for_each(|s| *s = 0);
         }
         Self::from_parts(crate::error::Op::Slice, shape, strides, self.itemsize(), offset)

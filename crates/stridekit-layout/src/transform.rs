@@ -81,49 +81,55 @@ impl StridedLayout {
     }
 
     /// Row-major stride matching of a non-empty layout to `shape` of the same volume.
+    ///
+    /// Old and new axes are cut into the shortest groups of equal volume; the old axes of
+    /// a group must merge (`stride[k] == stride[k+1] * shape[k+1]`). Old extent-1 axes
+    /// between groups are skipped. New extent-1 axes after the last group take the stride
+    /// of the old last axis.
     fn split_merge_strides(&self, shape: &[i64]) -> Result<Dims> {
-        // Old axes of extent 1 carry no information.
-        let old: SmallVec<[(usize, i64, i64); 8]> = (0..self.ndim())
-            .filter(|&a| self.shape()[a] != 1)
-            .map(|a| (a, self.shape()[a], self.strides()[a]))
-            .collect();
+        let (old_e, old_s) = (self.shape(), self.strides());
         let mut strides = Dims::from_elem(0, shape.len());
         let (mut oi, mut ni) = (0usize, 0usize);
-        while ni < shape.len() && oi < old.len() {
+        loop {
+            while oi < old_e.len() && old_e[oi] == 1 {
+                oi += 1;
+            }
+            if ni >= shape.len() || oi >= old_e.len() {
+                break;
+            }
             let (mut oj, mut nj) = (oi + 1, ni + 1);
-            let (mut np, mut op) = (shape[ni], old[oi].1);
+            let (mut np, mut op) = (shape[ni], old_e[oi]);
+            // Equal, non-zero volumes: the partial products meet before either side runs out.
             while np != op {
                 if np < op {
                     np *= shape[nj];
                     nj += 1;
                 } else {
-                    op *= old[oj].1;
+                    op *= old_e[oj];
                     oj += 1;
                 }
             }
             for k in oi..oj - 1 {
-                let (a, _, s) = old[k];
-                let (b, e, t) = old[k + 1];
-                if s != e * t {
+                let merged = old_s[k + 1] * old_e[k + 1];
+                if old_s[k] != merged {
                     return Err(LayoutError::ReshapeIncompatible {
-                        from: Tuple::from(self.shape()),
+                        from: Tuple::from(old_e),
                         to: Tuple::from(shape),
-                        first: a,
-                        last: b,
-                        stride: s,
-                        merged: e * t,
+                        first: k,
+                        last: k + 1,
+                        stride: old_s[k],
+                        merged,
                     });
                 }
             }
-            strides[nj - 1] = old[oj - 1].2;
+            strides[nj - 1] = old_s[oj - 1];
             for k in (ni + 1..nj).rev() {
                 strides[k - 1] = strides[k] * shape[k];
             }
             ni = nj;
             oi = oj;
         }
-        // Trailing extent-1 axes take the stride of the axis before them.
-        let last = if ni >= 1 { strides[ni - 1] } else { 1 };
+        let last = old_s.last().copied().unwrap_or(1);
         for s in strides.iter_mut().skip(ni) {
             *s = last;
         }
@@ -147,11 +153,24 @@ impl StridedLayout {
             .fold(0, |m, i| m | (1u64 << i))
     }
 
-    /// Merges mergeable neighbours among axes `start..=end` (negative counts from the end).
-    /// A 0-d layout becomes 1-d; `start > end` changes nothing.
+    /// Merges every mergeable pair of neighbouring axes; a 0-d layout becomes shape `(1,)`.
+    ///
+    /// ```
+    /// use stridekit_layout::StridedLayout;
+    /// assert_eq!(StridedLayout::new(&[3, 2], &[2, 1], 1)?.flattened_all()?.shape(), &[6]);
+    /// assert_eq!(StridedLayout::new(&[3, 2], &[1, 3], 1)?.flattened_all()?.shape(), &[3, 2]);
+    /// # Ok::<(), stridekit_layout::LayoutError>(())
+    /// ```
+    pub fn flattened_all(&self) -> Result<Self> {
+        self.flattened_by_mask(AxisMask::MAX)
+    }
+
+    /// Merges mergeable neighbours among axes `start..=end` (negative counts from the end;
+    /// both must name an axis); `start >= end` changes nothing. `flattened(0, -1)` is
+    /// [`flattened_all`](Self::flattened_all), for 0-d layouts too.
     pub fn flattened(&self, start: i64, end: i64) -> Result<Self> {
-        if self.ndim() == 0 {
-            return self.flattened_by_mask(0);
+        if (start, end) == (0, -1) {
+            return self.flattened_all();
         }
         let s = normalize_axis(Op::Flatten, start, self.ndim())?;
         let e = normalize_axis(Op::Flatten, end, self.ndim())?;
@@ -211,7 +230,8 @@ impl StridedLayout {
 
     /// Inserts extent-1 axes so that they sit at `axes` of the result (each in
     /// `-(ndim+k)..ndim+k` for `k` new axes, no repeats). A new axis takes the stride
-    /// `stride * extent` of the original axis after it, or 1 at the end.
+    /// `stride * extent` of the original axis after it; at the end, the stride of the last
+    /// axis (1 for a 0-d layout).
     pub fn unsqueezed(&self, axes: &[i64]) -> Result<Self> {
         let op = Op::Unsqueeze;
         let n = self.ndim() + axes.len();
@@ -231,7 +251,7 @@ impl StridedLayout {
         let mut shape = Dims::from_elem(1, n);
         let mut strides = Dims::from_elem(0, n);
         let mut src = self.ndim();
-        let mut fill = 1i64;
+        let mut fill = self.strides().last().copied().unwrap_or(1);
         for i in (0..n).rev() {
             if is_new & (1u64 << i) != 0 {
                 strides[i] = fill;
