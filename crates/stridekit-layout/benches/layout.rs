@@ -6,6 +6,7 @@ fn bench(c: &mut Criterion) {
     let shape = [64i64, 256, 64, 64];
     let l = StridedLayout::dense(&shape, 4, Order::C).expect("dense");
     let t = l.permuted(&[0, 2, 3, 1]).expect("permuted");
+    c.bench_function("clone (baseline)", |b| b.iter(|| black_box(&l).clone()));
     c.bench_function("dense", |b| {
         b.iter(|| StridedLayout::dense(black_box(&shape), 4, Order::C))
     });
@@ -19,7 +20,9 @@ fn bench(c: &mut Criterion) {
         b.iter(|| black_box(&l).reshaped(black_box(&[64, 16, 16, -1])))
     });
     c.bench_function("flattened", |b| b.iter(|| black_box(&l).flattened(0, -1)));
-    c.bench_function("to_dense(K)", |b| b.iter(|| black_box(&t).to_dense(Order::K)));
+    c.bench_function("to_dense(K)", |b| {
+        b.iter(|| black_box(&t).to_dense(Order::K))
+    });
     c.bench_function("broadcast_to", |b| {
         b.iter(|| black_box(&l).broadcast_to(black_box(&[8, 64, 256, 64, 64])))
     });

@@ -9,6 +9,27 @@ pub const MAX_NDIM: usize = 64;
 /// Extents or strides: inline up to 8 dimensions, so common layouts never allocate.
 pub type Dims = SmallVec<[i64; 8]>;
 
+/// `n` values `f(0), .., f(n-1)`; filled on the stack for up to 8 (SmallVec's own
+/// `collect`/`push` check capacity per element and are several times slower).
+#[inline]
+pub(crate) fn dims_from_fn(n: usize, mut f: impl FnMut(usize) -> i64) -> Dims {
+    if n <= 8 {
+        let mut buf = [0i64; 8];
+        for (i, v) in buf.iter_mut().enumerate().take(n) {
+            *v = f(i);
+        }
+        Dims::from_buf_and_len(buf, n)
+    } else {
+        (0..n).map(f).collect()
+    }
+}
+
+/// `n` zeros.
+#[inline]
+pub(crate) fn zeros(n: usize) -> Dims {
+    dims_from_fn(n, |_| 0)
+}
+
 /// Resolves a possibly negative axis (Python style) against `ndim` axes.
 pub(crate) fn normalize_axis(op: Op, axis: i64, ndim: usize) -> Result<usize> {
     let n = ndim as i64;

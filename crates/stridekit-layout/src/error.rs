@@ -87,7 +87,9 @@ pub enum LayoutError {
         shape: Tuple,
     },
 
-    #[error("{op}: {what} has {got} entries but the layout has {expected} dimensions; they must match")]
+    #[error(
+        "{op}: {what} has {got} entries but the layout has {expected} dimensions; they must match"
+    )]
     LengthMismatch {
         op: Op,
         what: &'static str,
@@ -98,7 +100,9 @@ pub enum LayoutError {
     #[error("{op}: itemsize {itemsize} is invalid; it must be at least 1 byte")]
     ZeroItemsize { op: Op, itemsize: usize },
 
-    #[error("{op}: byte stride {stride} at axis {axis} is not a multiple of the itemsize {itemsize}")]
+    #[error(
+        "{op}: byte stride {stride} at axis {axis} is not a multiple of the itemsize {itemsize}"
+    )]
     StrideNotMultipleOfItemsize {
         op: Op,
         axis: usize,
@@ -122,7 +126,11 @@ pub enum LayoutError {
     DuplicateAxis { op: Op, axis: usize, axes: Tuple },
 
     #[error("reshape {from} -> {to}: {rule}")]
-    ReshapeVolume { from: Tuple, to: Tuple, rule: String },
+    ReshapeVolume {
+        from: Tuple,
+        to: Tuple,
+        rule: String,
+    },
 
     #[error("reshape {from} -> {to}: axes {first}..{last} cannot merge: stride[{first}]={stride} != stride[{last}]*shape[{last}]={merged}; no view without a copy exists")]
     ReshapeIncompatible {
@@ -135,7 +143,11 @@ pub enum LayoutError {
     },
 
     #[error("broadcast_to {from} -> {to}: {rule}")]
-    Broadcast { from: Tuple, to: Tuple, rule: String },
+    Broadcast {
+        from: Tuple,
+        to: Tuple,
+        rule: String,
+    },
 
     #[error("{op}: {rule}")]
     Repack { op: Op, rule: String },

@@ -1,6 +1,8 @@
 //! The `StridedLayout` value type: construction, queries and formatting.
 
-use crate::dims::{check_extents, checked_volume, normalize_permutation, Dims};
+use crate::dims::{
+    check_extents, checked_volume, dims_from_fn, normalize_permutation, zeros, Dims,
+};
 use crate::error::{overflow, LayoutError, Op, Result};
 use smallvec::SmallVec;
 use std::fmt;
@@ -38,7 +40,7 @@ pub enum Order<'a> {
 /// assert_eq!((v.shape(), v.strides(), v.slice_offset()), (&[2, 3][..], &[12, -4][..], 22));
 /// # Ok::<(), stridekit_layout::LayoutError>(())
 /// ```
-#[derive(Clone, PartialEq, Eq, Hash)]
+#[derive(PartialEq, Eq, Hash)]
 pub struct StridedLayout {
     shape: Dims,
     strides: Dims,
@@ -132,7 +134,7 @@ impl StridedLayout {
             Order::F => (0..ndim).rev().collect(),
             Order::Axes(p) => normalize_permutation(op, "stride order", p, ndim)?,
         };
-        let mut strides = Dims::from_elem(0, ndim);
+        let mut strides = zeros(ndim);
         let mut next = 1i64;
         for &ax in axes.iter().rev() {
             strides[ax] = next;
@@ -199,9 +201,9 @@ impl StridedLayout {
             if e == 0 {
                 continue;
             }
-            let span = s
-                .checked_mul(e - 1)
-                .ok_or_else(|| overflow(op, format!("stride {s} times extent {e} at axis {axis}")))?;
+            let span = s.checked_mul(e - 1).ok_or_else(|| {
+                overflow(op, format!("stride {s} times extent {e} at axis {axis}"))
+            })?;
             let acc = if span < 0 { &mut lo } else { &mut hi };
             *acc = acc
                 .checked_add(span)
@@ -209,7 +211,10 @@ impl StridedLayout {
         }
         let (min_offset, max_offset) = if volume == 0 { (0, -1) } else { (lo, hi) };
         for v in [slice_offset, min_offset, max_offset] {
-            if v.checked_mul(isz).and_then(|b| b.checked_add(isz)).is_none() {
+            if v.checked_mul(isz)
+                .and_then(|b| b.checked_add(isz))
+                .is_none()
+            {
                 return Err(overflow(op, format!("offset {v} in bytes")));
             }
         }
@@ -243,7 +248,7 @@ impl StridedLayout {
     pub fn strides_in_bytes(&self) -> Dims {
         // Checked at construction: stride * itemsize fits in i64.
         let isz = self.itemsize as i64;
-        self.strides.iter().map(|&s| s * isz).collect()
+        dims_from_fn(self.ndim(), |i| self.strides[i] * isz)
     }
 
     /// Bytes per element.
@@ -372,6 +377,17 @@ impl StridedLayout {
     /// Contiguous in some order and with no slice offset: elements map onto `0..volume`.
     pub fn is_dense(&self) -> bool {
         self.slice_offset == 0 && self.is_contiguous_any()
+    }
+}
+
+impl Clone for StridedLayout {
+    // SmallVec's own clone goes element by element; a slice copy is several times faster.
+    fn clone(&self) -> Self {
+        Self {
+            shape: Dims::from_slice(&self.shape),
+            strides: Dims::from_slice(&self.strides),
+            ..*self
+        }
     }
 }
 

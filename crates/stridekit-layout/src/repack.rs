@@ -58,7 +58,9 @@ impl StridedLayout {
         let axis = normalize_axis(op, opts.axis, self.ndim())?;
         let extent = self.shape()[axis];
         if extent == 0 {
-            return Err(rule(format!("extent at axis {axis} is 0; it must be positive")));
+            return Err(rule(format!(
+                "extent at axis {axis} is 0; it must be positive"
+            )));
         }
         if self.strides()[axis] != 1 {
             return Err(rule(format!(
@@ -67,8 +69,8 @@ impl StridedLayout {
             )));
         }
         let old = self.itemsize();
-        let mut shape = self.shape().iter().copied().collect::<crate::Dims>();
-        let mut strides = self.strides().iter().copied().collect::<crate::Dims>();
+        let mut shape = crate::Dims::from_slice(self.shape());
+        let mut strides = crate::Dims::from_slice(self.strides());
         let mut offset = self.slice_offset();
         let too_big = || crate::error::overflow(op, "the repacked layout");
         if itemsize < old {
@@ -134,7 +136,12 @@ impl StridedLayout {
     /// accepts along `axis` at `data_ptr`: the greatest common divisor of `max_itemsize`,
     /// the axis's byte extent, the other byte strides, the byte offset and the pointer.
     /// When the axis's stride is not 1 the answer is the current itemsize.
-    pub fn max_compatible_itemsize(&self, max_itemsize: usize, data_ptr: u64, axis: i64) -> Result<usize> {
+    pub fn max_compatible_itemsize(
+        &self,
+        max_itemsize: usize,
+        data_ptr: u64,
+        axis: i64,
+    ) -> Result<usize> {
         let op = Op::MaxCompatibleItemsize;
         let rule = |rule: String| LayoutError::Repack { op, rule };
         if max_itemsize == 0 {

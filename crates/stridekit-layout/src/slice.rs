@@ -223,6 +223,12 @@ impl StridedLayout {
         if emptied {
             strides.iter_mut().for_each(|s| *s = 0);
         }
-        Self::from_parts(crate::error::Op::Slice, shape, strides, self.itemsize(), offset)
+        Self::from_parts(
+            crate::error::Op::Slice,
+            shape,
+            strides,
+            self.itemsize(),
+            offset,
+        )
     }
 }

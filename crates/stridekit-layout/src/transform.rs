@@ -1,9 +1,11 @@
 //! Shape transforms that never move data: reshape, permute, flatten, squeeze, unsqueeze, broadcast.
 
-use crate::dims::{check_extents, check_ndim, checked_volume, normalize_axis, normalize_permutation, Dims};
+use crate::dims::{
+    check_extents, check_ndim, checked_volume, dims_from_fn, normalize_axis, normalize_permutation,
+    zeros, Dims,
+};
 use crate::error::{LayoutError, Op, Result, Tuple};
 use crate::layout::StridedLayout;
-use smallvec::SmallVec;
 
 /// A set of axes, one bit per axis; see [`StridedLayout::flattened_axis_mask`].
 pub type AxisMask = u64;
@@ -74,7 +76,7 @@ impl StridedLayout {
         }
         if new_volume == 0 {
             let n = shape.len();
-            return self.derive(Op::Reshape, shape, Dims::from_elem(0, n), self.slice_offset());
+            return self.derive(Op::Reshape, shape, zeros(n), self.slice_offset());
         }
         let strides = self.split_merge_strides(&shape)?;
         self.derive(Op::Reshape, shape, strides, self.slice_offset())
@@ -88,7 +90,7 @@ impl StridedLayout {
     /// of the old last axis.
     fn split_merge_strides(&self, shape: &[i64]) -> Result<Dims> {
         let (old_e, old_s) = (self.shape(), self.strides());
-        let mut strides = Dims::from_elem(0, shape.len());
+        let mut strides = zeros(shape.len());
         let (mut oi, mut ni) = (0usize, 0usize);
         loop {
             while oi < old_e.len() && old_e[oi] == 1 {
@@ -139,8 +141,8 @@ impl StridedLayout {
     /// Reorders the axes: axis `i` of the result is axis `axes[i]` of `self`.
     pub fn permuted(&self, axes: &[i64]) -> Result<Self> {
         let perm = normalize_permutation(Op::Permute, "permutation", axes, self.ndim())?;
-        let shape = perm.iter().map(|&a| self.shape()[a]).collect();
-        let strides = perm.iter().map(|&a| self.strides()[a]).collect();
+        let shape = dims_from_fn(perm.len(), |i| self.shape()[perm[i]]);
+        let strides = dims_from_fn(perm.len(), |i| self.strides()[perm[i]]);
         self.derive(Op::Permute, shape, strides, self.slice_offset())
     }
 
@@ -194,7 +196,12 @@ impl StridedLayout {
     /// ```
     pub fn flattened_by_mask(&self, mask: AxisMask) -> Result<Self> {
         if self.ndim() == 0 {
-            return self.derive(Op::Flatten, Dims::from_elem(1, 1), Dims::from_elem(1, 1), self.slice_offset());
+            return self.derive(
+                Op::Flatten,
+                Dims::from_elem(1, 1),
+                Dims::from_elem(1, 1),
+                self.slice_offset(),
+            );
         }
         let mask = mask & self.flattened_axis_mask();
         let mut shape = Dims::new();
@@ -215,12 +222,18 @@ impl StridedLayout {
     /// Removes every extent-1 axis; an empty layout becomes shape `(0,)`, strides `(0,)`.
     pub fn squeezed(&self) -> Self {
         let (shape, strides) = if self.volume() == 0 {
-            (Dims::from_elem(0, 1), Dims::from_elem(0, 1))
+            (zeros(1), zeros(1))
         } else {
             let keep = |i: &usize| self.shape()[*i] != 1;
             (
-                (0..self.ndim()).filter(keep).map(|i| self.shape()[i]).collect(),
-                (0..self.ndim()).filter(keep).map(|i| self.strides()[i]).collect(),
+                (0..self.ndim())
+                    .filter(keep)
+                    .map(|i| self.shape()[i])
+                    .collect(),
+                (0..self.ndim())
+                    .filter(keep)
+                    .map(|i| self.strides()[i])
+                    .collect(),
             )
         };
         // Removing axes or zeroing strides of an empty layout cannot widen any offset.
@@ -249,7 +262,7 @@ impl StridedLayout {
             is_new |= 1u64 << ax;
         }
         let mut shape = Dims::from_elem(1, n);
-        let mut strides = Dims::from_elem(0, n);
+        let mut strides = zeros(n);
         let mut src = self.ndim();
         let mut fill = self.strides().last().copied().unwrap_or(1);
         for i in (0..n).rev() {
@@ -282,7 +295,7 @@ impl StridedLayout {
             )));
         }
         let lead = shape.len() - self.ndim();
-        let mut strides = Dims::from_elem(0, shape.len());
+        let mut strides = zeros(shape.len());
         for (i, (&e, &s)) in self.shape().iter().zip(self.strides()).enumerate() {
             let target = shape[lead + i];
             if e == target {
@@ -293,6 +306,11 @@ impl StridedLayout {
                 )));
             }
         }
-        self.derive(Op::BroadcastTo, Dims::from_slice(shape), strides, self.slice_offset())
+        self.derive(
+            Op::BroadcastTo,
+            Dims::from_slice(shape),
+            strides,
+            self.slice_offset(),
+        )
     }
 }

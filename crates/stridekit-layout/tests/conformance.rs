@@ -109,7 +109,9 @@ fn run(case: &Value) -> Result<Value, String> {
         "flattened" => l
             .flattened(a["start"].as_i64().unwrap(), a["end"].as_i64().unwrap())
             .map_err(e)?,
-        "flattened_mask" => l.flattened_by_mask(a["mask"].as_u64().unwrap()).map_err(e)?,
+        "flattened_mask" => l
+            .flattened_by_mask(a["mask"].as_u64().unwrap())
+            .map_err(e)?,
         "flattened_all" => l.flattened_all().map_err(e)?,
         "squeezed" => l.squeezed(),
         "unsqueezed" => l.unsqueezed(&ints(&a["axes"])).map_err(e)?,
@@ -154,7 +156,10 @@ fn replays_every_recorded_cuda_core_case() {
             _ => false,
         };
         if !matches {
-            failures.push(format!("line {}: {line}\n    stridekit: {got:?}", line_no + 1));
+            failures.push(format!(
+                "line {}: {line}\n    stridekit: {got:?}",
+                line_no + 1
+            ));
         }
     }
     assert!(count >= 3000, "fixture has only {count} cases");
@@ -162,7 +167,12 @@ fn replays_every_recorded_cuda_core_case() {
         failures.is_empty(),
         "{} of {count} cases differ from cuda.core:\n{}",
         failures.len(),
-        failures.iter().take(25).cloned().collect::<Vec<_>>().join("\n")
+        failures
+            .iter()
+            .take(25)
+            .cloned()
+            .collect::<Vec<_>>()
+            .join("\n")
     );
 }
 
