@@ -1,1 +1,39 @@
+//! Strided GPU memory on CUDA.
+//!
+//! stridekit describes tensors in memory ([`StridedLayout`]), allocates and moves them
+//! (memory resources and [`Buffer`]s on host, pinned, managed and device memory), and asks
+//! the driver what a pointer is ([`pointer_info`]). It runs on cudarc; without a CUDA
+//! driver every GPU entry point returns [`Error::NoDriver`] instead of panicking.
+//!
+//! ```no_run
+//! use stridekit::{Device, DeviceMemoryResource, MemoryResource};
+//! let dev = Device::open(0)?;
+//! let stream = dev.new_stream()?;
+//! let mr = DeviceMemoryResource::new(&dev)?;
+//! let mut buf = mr.allocate(4096, &stream)?;
+//! buf.copy_from_host(&[1u32; 1024], &stream)?;
+//! let mut back = [0u32; 1024];
+//! buf.copy_to_host(&mut back, &stream)?;
+//! assert_eq!(back, [1u32; 1024]);
+//! # Ok::<(), stridekit::Error>(())
+//! ```
+#![warn(missing_docs)]
+
+mod device;
+mod driver;
+mod error;
+mod memory;
+mod pointer;
+
+pub use cudarc;
+pub use cudarc::driver::{CudaContext, CudaEvent, CudaStream};
+pub use device::Device;
+pub use driver::{cuda_available, driver_version};
+pub use error::{Error, Result};
+pub use memory::{
+    Buffer, DeviceMemoryResource, DevicePoolOptions, HostMemoryResource, ManagedMemoryResource,
+    MemoryKind, MemoryResource, PinnedMemoryResource,
+};
+pub use pointer::{pointer_info, PointerInfo, PointerKind};
 pub use stridekit_layout as layout;
+pub use stridekit_layout::{s, LayoutError, Order, SliceArg, StridedLayout};

@@ -1,0 +1,100 @@
+//! A tour of stridekit: `cargo run --release --example tour`.
+//!
+//! The layout part runs anywhere; the GPU part runs when a CUDA device is present and
+//! otherwise says so.
+
+use stridekit::{
+    pointer_info, s, Device, DeviceMemoryResource, HostMemoryResource, ManagedMemoryResource,
+    MemoryResource, Order, PinnedMemoryResource, StridedLayout,
+};
+
+fn layouts() -> Result<(), stridekit::Error> {
+    println!("== Layouts (no GPU needed)");
+    let nchw = StridedLayout::dense(&[64, 256, 64, 64], 4, Order::C)?;
+    println!("NCHW f32:            {nchw}");
+    let nhwc = nchw.permuted(&[0, 2, 3, 1])?;
+    println!("viewed as NHWC:      {nhwc}");
+    println!(
+        "  contiguous C? {}  in some order? {}",
+        nhwc.is_contiguous_c(),
+        nhwc.is_contiguous_any()
+    );
+    let dense = nhwc.to_dense(Order::C)?;
+    println!("dense NHWC:          {dense}");
+    let crop = nchw.sliced(s![.., 0..3, 8..56;2, ..;-1])?;
+    println!("crop [:, 0:3, 8:56:2, ::-1]: {crop}");
+    println!(
+        "  offset bounds {:?}, needs {} bytes",
+        crop.offset_bounds(),
+        crop.required_size_in_bytes()?
+    );
+    let as_c64 = StridedLayout::dense(&[5, 6], 4, Order::C)?.repacked(8)?;
+    println!("(5,6) f32 repacked as complex64: {as_c64}");
+    let bcast = StridedLayout::dense(&[1, 16384], 2, Order::C)?.broadcast_to(&[8192, 16384])?;
+    println!(
+        "broadcast (1,16384)->(8192,16384): {bcast}, unique: {}",
+        bcast.is_unique()
+    );
+    match nhwc.reshaped(&[64, -1]) {
+        Ok(l) => println!("NHWC view reshaped: {l}"),
+        Err(e) => println!("NHWC view reshaped to (64,-1): {e}"),
+    }
+    Ok(())
+}
+
+fn gpu() -> Result<(), stridekit::Error> {
+    println!("\n== GPU");
+    let (maj, min) = stridekit::driver_version()?;
+    let dev = Device::open(0)?;
+    let (cc_maj, cc_min) = dev.compute_capability()?;
+    println!(
+        "device 0: {} (sm_{cc_maj}{cc_min}, {} SMs, {:.1} GiB, {:.1} GiB free), driver CUDA {maj}.{min}",
+        dev.name()?,
+        dev.sm_count()?,
+        dev.total_memory()? as f64 / (1u64 << 30) as f64,
+        dev.free_memory()? as f64 / (1u64 << 30) as f64,
+    );
+    let stream = dev.new_stream()?;
+    let resources: Vec<(&str, Box<dyn MemoryResource>)> = vec![
+        ("device pool", Box::new(DeviceMemoryResource::new(&dev)?)),
+        ("pinned host", Box::new(PinnedMemoryResource::new(&dev))),
+        ("managed", Box::new(ManagedMemoryResource::new(&dev)?)),
+        ("pageable host", Box::new(HostMemoryResource)),
+    ];
+    let data: Vec<u32> = (0..1u32 << 18)
+        .map(|i| i.wrapping_mul(2654435761))
+        .collect();
+    for (name, mr) in &resources {
+        let mut buf = mr.allocate(data.len() * 4, &stream)?;
+        buf.copy_from_host(&data, &stream)?;
+        let mut back = vec![0u32; data.len()];
+        buf.copy_to_host(&mut back, &stream)?;
+        let info = pointer_info(buf.ptr())?;
+        println!(
+            "{name:>13}: {:?} at {:#x}, round trip {}; driver says {:?}, device {:?}, host/device accessible {}/{}",
+            buf.kind(),
+            buf.ptr(),
+            if back == data { "ok" } else { "MISMATCH" },
+            info.kind,
+            info.device,
+            info.host_accessible,
+            info.device_accessible
+        );
+    }
+    Ok(())
+}
+
+fn main() {
+    if let Err(e) = layouts() {
+        eprintln!("layout error: {e}");
+        std::process::exit(1);
+    }
+    if !stridekit::cuda_available() {
+        println!("\n== GPU\nno CUDA device found: skipped the GPU part (it needs an NVIDIA driver and GPU)");
+        return;
+    }
+    if let Err(e) = gpu() {
+        eprintln!("GPU error: {e}");
+        std::process::exit(1);
+    }
+}

@@ -1,0 +1,78 @@
+//! Finding the CUDA driver, and entry points that older drivers may lack.
+
+use crate::error::{check, Error, Result};
+use cudarc::driver::sys;
+use std::sync::OnceLock;
+
+/// Whether the driver library loads and initialises. Asked once per process.
+fn driver_state() -> Result<(), &'static str> {
+    static STATE: OnceLock<Result<(), &'static str>> = OnceLock::new();
+    *STATE.get_or_init(|| {
+        // SAFETY: only tries to dlopen the driver library; no driver function is called.
+        if !unsafe { sys::is_culib_present() } {
+            return Err("libcuda not found");
+        }
+        // SAFETY: the library is present (checked above), so cuInit resolves; flags must be 0.
+        match unsafe { sys::cuInit(0) } {
+            sys::CUresult::CUDA_SUCCESS => Ok(()),
+            _ => Err("cuInit failed"),
+        }
+    })
+}
+
+/// Fails with [`Error::NoDriver`] unless the CUDA driver is loaded and initialised.
+/// Every GPU entry point calls this first, so none can panic for want of a driver.
+pub(crate) fn ensure(op: &'static str) -> Result<()> {
+    driver_state().map_err(|_| Error::NoDriver { op })
+}
+
+/// True when a CUDA driver loads and reports at least one device. Never panics.
+///
+/// ```
+/// if !stridekit::cuda_available() {
+///     println!("no GPU: running the CPU parts only");
+/// }
+/// ```
+pub fn cuda_available() -> bool {
+    crate::Device::count().map(|n| n > 0).unwrap_or(false)
+}
+
+/// The driver's CUDA version as (major, minor), e.g. (13, 0).
+pub fn driver_version() -> Result<(i32, i32)> {
+    const OP: &str = "driver_version";
+    ensure(OP)?;
+    let mut v = 0;
+    // SAFETY: the driver is loaded (ensure); `v` is a valid out-pointer.
+    check(OP, "cuDriverGetVersion", unsafe {
+        sys::cuDriverGetVersion(&mut v)
+    })?;
+    Ok((v / 1000, (v % 1000) / 10))
+}
+
+/// Whether the loaded driver exports `symbol`. Calls that only newer drivers have are
+/// looked up with this first, so that an older driver gives [`Error::Unsupported`].
+pub(crate) fn has_symbol(symbol: &str) -> bool {
+    if driver_state().is_err() {
+        return false;
+    }
+    // SAFETY: the library is loaded (driver_state); we only look a symbol up, without calling it.
+    unsafe {
+        sys::culib()
+            .get::<unsafe extern "C" fn()>(symbol.as_bytes())
+            .is_ok()
+    }
+}
+
+/// Fails with [`Error::Unsupported`] when the driver lacks `symbol`.
+pub(crate) fn require_symbol(op: &'static str, symbol: &str) -> Result<()> {
+    ensure(op)?;
+    if has_symbol(symbol) {
+        Ok(())
+    } else {
+        let (maj, min) = driver_version().unwrap_or((0, 0));
+        Err(Error::Unsupported {
+            op,
+            reason: format!("the CUDA driver ({maj}.{min}) has no entry point {symbol}"),
+        })
+    }
+}

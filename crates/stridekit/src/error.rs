@@ -1,0 +1,83 @@
+//! The one error type of the CUDA crate.
+
+use cudarc::driver::DriverError;
+use stridekit_layout::LayoutError;
+
+/// Everything stridekit's CUDA layer can fail with. Each message names the operation,
+/// the offending value and the rule or driver status.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// No CUDA driver library could be loaded on this machine.
+    #[error("{op}: no CUDA driver (libcuda) could be loaded; GPU features need an NVIDIA driver")]
+    NoDriver {
+        /// The operation that needed the driver.
+        op: &'static str,
+    },
+    /// The driver is there but no device of that ordinal is.
+    #[error("{op}: no CUDA device with ordinal {ordinal}; {count} device(s) are visible")]
+    NoDevice {
+        /// The operation.
+        op: &'static str,
+        /// The ordinal asked for.
+        ordinal: usize,
+        /// How many devices the driver reports.
+        count: usize,
+    },
+    /// A driver call returned an error status.
+    #[error("{op}: driver call {call} failed: {source}")]
+    Driver {
+        /// The operation.
+        op: &'static str,
+        /// The driver entry point.
+        call: &'static str,
+        /// The driver's status.
+        #[source]
+        source: DriverError,
+    },
+    /// The driver or the device cannot do this (a missing entry point, a missing capability).
+    #[error("{op}: not supported here: {reason}")]
+    Unsupported {
+        /// The operation.
+        op: &'static str,
+        /// Why, with the value that decided it.
+        reason: String,
+    },
+    /// An argument broke a rule we can check before calling the driver.
+    #[error("{op}: {rule}")]
+    Invalid {
+        /// The operation.
+        op: &'static str,
+        /// The value and the rule it breaks.
+        rule: String,
+    },
+    /// A layout was rejected.
+    #[error(transparent)]
+    Layout(#[from] LayoutError),
+}
+
+/// Shorthand for results of this crate.
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// Converts a raw driver status into a `Result`, naming the operation and the call.
+pub(crate) fn check(
+    op: &'static str,
+    call: &'static str,
+    status: cudarc::driver::sys::CUresult,
+) -> Result<()> {
+    status
+        .result()
+        .map_err(|source| Error::Driver { op, call, source })
+}
+
+/// Wraps a cudarc `DriverError` with the operation and call.
+pub(crate) fn driver(op: &'static str, call: &'static str) -> impl FnOnce(DriverError) -> Error {
+    move |source| Error::Driver { op, call, source }
+}
+
+pub(crate) fn invalid(op: &'static str, rule: impl Into<String>) -> Error {
+    Error::Invalid {
+        op,
+        rule: rule.into(),
+    }
+}

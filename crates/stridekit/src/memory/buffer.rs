@@ -1,0 +1,352 @@
+//! `Buffer`: a span of memory, who frees it, and contiguous copies.
+
+use super::{Deallocate, MemoryKind};
+use crate::error::{check, driver, invalid, Result};
+use crate::pointer::{pointer_info, PointerKind};
+use cudarc::driver::{sys, CudaStream};
+use std::any::Any;
+use std::fmt;
+use std::sync::Arc;
+
+enum Release {
+    /// Freed through the resource that allocated it, ordered on `stream`.
+    Resource {
+        by: Arc<dyn Deallocate>,
+        stream: Arc<CudaStream>,
+    },
+    /// Memory someone else owns; `owner` is dropped when the buffer is released.
+    Owner(Box<dyn Any + Send + Sync>),
+}
+
+/// A span of bytes: its address, size, kind and device, and how it is freed.
+///
+/// Dropping a buffer releases it through its resource, ordered on the stream it was
+/// allocated on (or the one given to [`release`](Self::release)). A buffer made with
+/// [`from_handle`](Self::from_handle) keeps its owner alive until then.
+pub struct Buffer {
+    ptr: u64,
+    size: usize,
+    kind: MemoryKind,
+    device: Option<usize>,
+    // The stream that orders this buffer's release; `None` for foreign memory.
+    release: Option<Release>,
+}
+
+impl Buffer {
+    pub(crate) fn from_resource(
+        ptr: u64,
+        size: usize,
+        kind: MemoryKind,
+        device: Option<usize>,
+        by: Arc<dyn Deallocate>,
+        stream: Arc<CudaStream>,
+    ) -> Buffer {
+        Buffer {
+            ptr,
+            size,
+            kind,
+            device,
+            release: Some(Release::Resource { by, stream }),
+        }
+    }
+
+    /// Host memory that `owner` owns (no driver needed to describe it).
+    pub(crate) fn from_owned_host<O: Any + Send + Sync>(ptr: u64, size: usize, owner: O) -> Buffer {
+        Buffer {
+            ptr,
+            size,
+            kind: MemoryKind::Host,
+            device: None,
+            release: Some(Release::Owner(Box::new(owner))),
+        }
+    }
+
+    /// An empty buffer (null address, 0 bytes) of a kind.
+    pub(crate) fn empty(kind: MemoryKind, device: Option<usize>) -> Buffer {
+        Buffer {
+            ptr: 0,
+            size: 0,
+            kind,
+            device,
+            release: None,
+        }
+    }
+
+    /// Wraps memory allocated elsewhere; `owner` (anything `Send + Sync`: a tensor, an
+    /// `Arc`, a closure's captures) stays alive until the buffer is released. The memory's
+    /// kind and device are asked of the driver; without a driver, it is host memory.
+    ///
+    /// ```
+    /// let data = vec![1.0f32; 256];
+    /// let ptr = data.as_ptr() as u64;
+    /// // SAFETY: `data` owns 1024 bytes at `ptr` and moves into the buffer, which keeps it alive.
+    /// let buf = unsafe { stridekit::Buffer::from_handle(ptr, 1024, data)? };
+    /// assert_eq!(buf.kind(), stridekit::MemoryKind::Host);
+    /// # Ok::<(), stridekit::Error>(())
+    /// ```
+    ///
+    /// # Safety
+    /// `ptr..ptr + size` must be memory (host or device) that stays valid, and that nobody
+    /// else writes, for as long as `owner` is alive.
+    pub unsafe fn from_handle<O: Any + Send + Sync>(
+        ptr: u64,
+        size: usize,
+        owner: O,
+    ) -> Result<Buffer> {
+        if ptr == 0 && size > 0 {
+            return Err(invalid(
+                "Buffer::from_handle",
+                format!("null address with size {size}; a non-empty buffer needs an address"),
+            ));
+        }
+        let (kind, device) = match pointer_info(ptr) {
+            Ok(info) => match info.kind {
+                PointerKind::Pageable => (MemoryKind::Host, None),
+                PointerKind::PinnedHost => (MemoryKind::PinnedHost, None),
+                PointerKind::Managed => (MemoryKind::Managed, info.device),
+                PointerKind::Device | PointerKind::Array => (MemoryKind::Device, info.device),
+            },
+            Err(crate::Error::NoDriver { .. }) => (MemoryKind::Host, None),
+            Err(e) => return Err(e),
+        };
+        Ok(Buffer {
+            ptr,
+            size,
+            kind,
+            device,
+            release: Some(Release::Owner(Box::new(owner))),
+        })
+    }
+
+    /// The address (a device address for device memory, a host address otherwise).
+    pub fn ptr(&self) -> u64 {
+        self.ptr
+    }
+
+    /// Size in bytes.
+    pub fn size(&self) -> usize {
+        self.size
+    }
+
+    /// True when the buffer has no bytes.
+    pub fn is_empty(&self) -> bool {
+        self.size == 0
+    }
+
+    /// Where the bytes live.
+    pub fn kind(&self) -> MemoryKind {
+        self.kind
+    }
+
+    /// The device for device and managed memory; `None` for host memory.
+    pub fn device_ordinal(&self) -> Option<usize> {
+        self.device
+    }
+
+    /// Whether the CPU may read and write the bytes.
+    pub fn is_host_accessible(&self) -> bool {
+        self.kind.is_host_accessible()
+    }
+
+    /// Whether kernels may read and write the bytes.
+    pub fn is_device_accessible(&self) -> bool {
+        self.kind.is_device_accessible()
+    }
+
+    /// The stream that orders this buffer's release, if a resource allocated it.
+    pub fn stream(&self) -> Option<&Arc<CudaStream>> {
+        match &self.release {
+            Some(Release::Resource { stream, .. }) => Some(stream),
+            _ => None,
+        }
+    }
+
+    /// Releases the buffer now, ordered on `stream` instead of its allocation stream.
+    pub fn release(mut self, stream: &Arc<CudaStream>) -> Result<()> {
+        match self.release.take() {
+            Some(Release::Resource { by, .. }) => by.deallocate(self.ptr, self.size, stream),
+            Some(Release::Owner(owner)) => {
+                // Work on `stream` may still read the memory: the owner waits for it.
+                stream
+                    .synchronize()
+                    .map_err(driver("Buffer::release", "cuStreamSynchronize"))?;
+                drop(owner);
+                Ok(())
+            }
+            None => Ok(()),
+        }
+    }
+
+    /// Makes every stream that will free `self` wait for the work queued on `stream`, so
+    /// that no release can overtake a copy or kernel that uses the memory.
+    pub(crate) fn order_release_after(&self, stream: &Arc<CudaStream>) -> Result<()> {
+        if let Some(own) = self.stream() {
+            if !Arc::ptr_eq(own, stream) {
+                let ev = stream
+                    .record_event(None)
+                    .map_err(driver("order release", "cuEventRecord"))?;
+                own.wait(&ev)
+                    .map_err(driver("order release", "cuStreamWaitEvent"))?;
+            }
+        }
+        Ok(())
+    }
+
+    fn check_size(&self, op: &'static str, what: &str, bytes: usize) -> Result<()> {
+        if bytes != self.size {
+            return Err(invalid(
+                op,
+                format!(
+                    "{what} has {bytes} bytes but the buffer has {}; sizes must match",
+                    self.size
+                ),
+            ));
+        }
+        Ok(())
+    }
+
+    /// Copies a host slice into the buffer (any kind); returns once the copy is done,
+    /// since the slice is only borrowed.
+    pub fn copy_from_host<T: bytemuck::Pod>(
+        &mut self,
+        src: &[T],
+        stream: &Arc<CudaStream>,
+    ) -> Result<()> {
+        const OP: &str = "Buffer::copy_from_host";
+        let bytes: &[u8] = bytemuck::cast_slice(src);
+        self.check_size(OP, "the source slice", bytes.len())?;
+        if bytes.is_empty() {
+            return Ok(());
+        }
+        if self.kind == MemoryKind::Host {
+            // SAFETY: the buffer owns `size` host bytes, `&mut self` is exclusive, and
+            // pageable memory is touched by no kernel; the slice is a distinct borrow.
+            unsafe {
+                std::ptr::copy_nonoverlapping(bytes.as_ptr(), self.ptr as *mut u8, bytes.len())
+            };
+            return Ok(());
+        }
+        raw_copy(OP, self.ptr, bytes.as_ptr() as u64, bytes.len(), stream)?;
+        stream
+            .synchronize()
+            .map_err(driver(OP, "cuStreamSynchronize"))
+    }
+
+    /// Copies the buffer into a host slice; returns once the copy is done.
+    pub fn copy_to_host<T: bytemuck::Pod>(
+        &self,
+        dst: &mut [T],
+        stream: &Arc<CudaStream>,
+    ) -> Result<()> {
+        const OP: &str = "Buffer::copy_to_host";
+        let bytes: &mut [u8] = bytemuck::cast_slice_mut(dst);
+        self.check_size(OP, "the destination slice", bytes.len())?;
+        if bytes.is_empty() {
+            return Ok(());
+        }
+        if self.kind == MemoryKind::Host {
+            // SAFETY: the buffer owns `size` readable host bytes; `dst` is a distinct
+            // exclusive borrow of the same length.
+            unsafe {
+                std::ptr::copy_nonoverlapping(
+                    self.ptr as *const u8,
+                    bytes.as_mut_ptr(),
+                    bytes.len(),
+                )
+            };
+            return Ok(());
+        }
+        raw_copy(OP, bytes.as_mut_ptr() as u64, self.ptr, bytes.len(), stream)?;
+        stream
+            .synchronize()
+            .map_err(driver(OP, "cuStreamSynchronize"))
+    }
+
+    /// Copies another buffer of the same size into this one, ordered on `stream`
+    /// (asynchronous unless either side is pageable host memory).
+    pub fn copy_from(&mut self, src: &Buffer, stream: &Arc<CudaStream>) -> Result<()> {
+        const OP: &str = "Buffer::copy_from";
+        self.check_size(OP, "the source buffer", src.size)?;
+        if self.size == 0 {
+            return Ok(());
+        }
+        if self.kind == MemoryKind::Host && src.kind == MemoryKind::Host {
+            // SAFETY: both are owned host spans of `size` bytes; `&mut self` and `&src`
+            // cannot be the same buffer, and pageable memory is touched by no kernel.
+            unsafe { std::ptr::copy(src.ptr as *const u8, self.ptr as *mut u8, self.size) };
+            return Ok(());
+        }
+        raw_copy(OP, self.ptr, src.ptr, self.size, stream)?;
+        self.order_release_after(stream)?;
+        src.order_release_after(stream)
+    }
+
+    /// Sets every byte to `value`, ordered on `stream`.
+    pub fn fill(&mut self, value: u8, stream: &Arc<CudaStream>) -> Result<()> {
+        const OP: &str = "Buffer::fill";
+        if self.size == 0 {
+            return Ok(());
+        }
+        if self.kind == MemoryKind::Host {
+            stream
+                .synchronize()
+                .map_err(driver(OP, "cuStreamSynchronize"))?;
+            // SAFETY: host memory of `size` bytes that this buffer owns or borrows from its
+            // owner; `&mut self` gives exclusive access and the stream has drained.
+            unsafe { std::ptr::write_bytes(self.ptr as *mut u8, value, self.size) };
+            return Ok(());
+        }
+        stream
+            .context()
+            .bind_to_thread()
+            .map_err(driver(OP, "cuCtxSetCurrent"))?;
+        // SAFETY: `ptr..ptr+size` is device-accessible memory owned by this buffer.
+        check(OP, "cuMemsetD8Async", unsafe {
+            sys::cuMemsetD8Async(self.ptr, value, self.size, stream.cu_stream())
+        })?;
+        self.order_release_after(stream)
+    }
+}
+
+/// `cuMemcpyAsync` between two addresses of any kind (unified addressing).
+pub(crate) fn raw_copy(
+    op: &'static str,
+    dst: u64,
+    src: u64,
+    bytes: usize,
+    stream: &Arc<CudaStream>,
+) -> Result<()> {
+    stream
+        .context()
+        .bind_to_thread()
+        .map_err(driver(op, "cuCtxSetCurrent"))?;
+    // SAFETY: callers pass spans of `bytes` bytes that they own or borrow for the copy's
+    // duration (host borrows wait on the stream before returning).
+    check(op, "cuMemcpyAsync", unsafe {
+        sys::cuMemcpyAsync(dst, src, bytes, stream.cu_stream())
+    })
+}
+
+impl Drop for Buffer {
+    fn drop(&mut self) {
+        match self.release.take() {
+            Some(Release::Resource { by, stream }) => {
+                // A failed free cannot be reported from drop; the driver keeps the memory.
+                let _ = by.deallocate(self.ptr, self.size, &stream);
+            }
+            Some(Release::Owner(owner)) => drop(owner),
+            None => {}
+        }
+    }
+}
+
+impl fmt::Debug for Buffer {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Buffer")
+            .field("ptr", &format_args!("{:#x}", self.ptr))
+            .field("size", &self.size)
+            .field("kind", &self.kind)
+            .field("device", &self.device)
+            .finish()
+    }
+}

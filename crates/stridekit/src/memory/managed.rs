@@ -1,0 +1,84 @@
+//! Managed (unified) memory.
+
+use super::{Buffer, Deallocate, MemoryKind, MemoryResource};
+use crate::device::Device;
+use crate::error::{check, driver, Result};
+use cudarc::driver::{sys, CudaStream};
+use std::sync::Arc;
+
+struct Managed {
+    device: Device,
+}
+
+impl Deallocate for Managed {
+    fn deallocate(&self, ptr: u64, _size: usize, stream: &CudaStream) -> Result<()> {
+        const OP: &str = "free managed memory";
+        stream
+            .synchronize()
+            .map_err(driver(OP, "cuStreamSynchronize"))?;
+        self.device.bind(OP)?;
+        // SAFETY: `ptr` came from cuMemAllocManaged and is freed once.
+        check(OP, "cuMemFree", unsafe { sys::cuMemFree_v2(ptr) })
+    }
+}
+
+/// Managed memory (`cuMemAllocManaged`, attached globally): one address valid on the
+/// host and on every device, migrated by the driver on demand.
+#[derive(Clone)]
+pub struct ManagedMemoryResource {
+    inner: Arc<Managed>,
+}
+
+impl ManagedMemoryResource {
+    /// Managed memory allocated through `device`'s context.
+    pub fn new(device: &Device) -> Result<Self> {
+        const OP: &str = "ManagedMemoryResource::new";
+        if device.attribute(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MANAGED_MEMORY)? == 0 {
+            return Err(crate::Error::Unsupported {
+                op: OP,
+                reason: format!(
+                    "device {} does not support managed memory",
+                    device.ordinal()
+                ),
+            });
+        }
+        Ok(Self {
+            inner: Arc::new(Managed {
+                device: device.clone(),
+            }),
+        })
+    }
+}
+
+impl MemoryResource for ManagedMemoryResource {
+    fn allocate(&self, size: usize, stream: &Arc<CudaStream>) -> Result<Buffer> {
+        const OP: &str = "ManagedMemoryResource::allocate";
+        let ordinal = self.inner.device.ordinal();
+        if size == 0 {
+            return Ok(Buffer::empty(MemoryKind::Managed, Some(ordinal)));
+        }
+        self.inner.device.bind(OP)?;
+        let mut ptr: sys::CUdeviceptr = 0;
+        let flags = sys::CUmemAttach_flags::CU_MEM_ATTACH_GLOBAL as u32;
+        // SAFETY: valid out-pointer; documented flag.
+        check(OP, "cuMemAllocManaged", unsafe {
+            sys::cuMemAllocManaged(&mut ptr, size, flags)
+        })?;
+        Ok(Buffer::from_resource(
+            ptr,
+            size,
+            MemoryKind::Managed,
+            Some(ordinal),
+            self.inner.clone(),
+            stream.clone(),
+        ))
+    }
+
+    fn kind(&self) -> MemoryKind {
+        MemoryKind::Managed
+    }
+
+    fn device_ordinal(&self) -> Option<usize> {
+        Some(self.inner.device.ordinal())
+    }
+}

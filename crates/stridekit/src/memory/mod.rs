@@ -1,0 +1,62 @@
+//! Memory resources and the buffers they hand out.
+
+mod buffer;
+mod device_pool;
+mod host;
+mod managed;
+mod pinned;
+
+pub use buffer::Buffer;
+pub use device_pool::{DeviceMemoryResource, DevicePoolOptions};
+pub use host::HostMemoryResource;
+pub use managed::ManagedMemoryResource;
+pub use pinned::PinnedMemoryResource;
+
+use crate::error::Result;
+use cudarc::driver::CudaStream;
+use std::sync::Arc;
+
+/// Where a buffer's bytes live.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum MemoryKind {
+    /// Device memory: kernels only.
+    Device,
+    /// Page-locked host memory, readable by the CPU and by kernels.
+    PinnedHost,
+    /// Managed (unified) memory, migrating between host and devices.
+    Managed,
+    /// Ordinary pageable host memory: the CPU only (copies through the driver still work).
+    Host,
+}
+
+impl MemoryKind {
+    /// Whether the CPU may read and write it.
+    pub fn is_host_accessible(self) -> bool {
+        !matches!(self, MemoryKind::Device)
+    }
+
+    /// Whether kernels may read and write it.
+    pub fn is_device_accessible(self) -> bool {
+        !matches!(self, MemoryKind::Host)
+    }
+}
+
+/// Something that hands out [`Buffer`]s; each buffer is released through the resource
+/// that made it, ordered on a stream.
+pub trait MemoryResource: Send + Sync {
+    /// Allocates `size` bytes, ordered on `stream` (resources that cannot order an
+    /// allocation on a stream allocate at once). A size of 0 gives an empty buffer.
+    fn allocate(&self, size: usize, stream: &Arc<CudaStream>) -> Result<Buffer>;
+
+    /// The kind of memory this resource hands out.
+    fn kind(&self) -> MemoryKind;
+
+    /// The device the memory belongs to, if any.
+    fn device_ordinal(&self) -> Option<usize>;
+}
+
+/// How a buffer gives its memory back: implemented by each resource's shared state.
+pub(crate) trait Deallocate: Send + Sync {
+    /// Frees `ptr` (of `size` bytes, from this resource) once `stream`'s work is done.
+    fn deallocate(&self, ptr: u64, size: usize, stream: &CudaStream) -> Result<()>;
+}

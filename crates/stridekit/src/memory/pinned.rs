@@ -1,0 +1,76 @@
+//! Page-locked host memory that kernels can reach.
+
+use super::{Buffer, Deallocate, MemoryKind, MemoryResource};
+use crate::device::Device;
+use crate::error::{check, driver, Result};
+use cudarc::driver::{sys, CudaStream};
+use std::sync::Arc;
+
+struct Pinned {
+    device: Device,
+}
+
+impl Deallocate for Pinned {
+    fn deallocate(&self, ptr: u64, _size: usize, stream: &CudaStream) -> Result<()> {
+        const OP: &str = "free pinned memory";
+        // cuMemFreeHost is not stream-ordered: let queued work finish first.
+        stream
+            .synchronize()
+            .map_err(driver(OP, "cuStreamSynchronize"))?;
+        self.device.bind(OP)?;
+        // SAFETY: `ptr` came from cuMemHostAlloc and is freed once.
+        check(OP, "cuMemFreeHost", unsafe {
+            sys::cuMemFreeHost(ptr as *mut std::ffi::c_void)
+        })
+    }
+}
+
+/// Page-locked host memory (`cuMemHostAlloc`, portable and mapped): the CPU and kernels
+/// of every device can read it, and copies from it run at full bus speed.
+#[derive(Clone)]
+pub struct PinnedMemoryResource {
+    inner: Arc<Pinned>,
+}
+
+impl PinnedMemoryResource {
+    /// Pinned memory registered through `device`'s context.
+    pub fn new(device: &Device) -> Self {
+        Self {
+            inner: Arc::new(Pinned {
+                device: device.clone(),
+            }),
+        }
+    }
+}
+
+impl MemoryResource for PinnedMemoryResource {
+    fn allocate(&self, size: usize, stream: &Arc<CudaStream>) -> Result<Buffer> {
+        const OP: &str = "PinnedMemoryResource::allocate";
+        if size == 0 {
+            return Ok(Buffer::empty(MemoryKind::PinnedHost, None));
+        }
+        self.inner.device.bind(OP)?;
+        let mut p: *mut std::ffi::c_void = std::ptr::null_mut();
+        let flags = sys::CU_MEMHOSTALLOC_PORTABLE | sys::CU_MEMHOSTALLOC_DEVICEMAP;
+        // SAFETY: valid out-pointer; flags are documented values.
+        check(OP, "cuMemHostAlloc", unsafe {
+            sys::cuMemHostAlloc(&mut p, size, flags)
+        })?;
+        Ok(Buffer::from_resource(
+            p as u64,
+            size,
+            MemoryKind::PinnedHost,
+            None,
+            self.inner.clone(),
+            stream.clone(),
+        ))
+    }
+
+    fn kind(&self) -> MemoryKind {
+        MemoryKind::PinnedHost
+    }
+
+    fn device_ordinal(&self) -> Option<usize> {
+        None
+    }
+}

@@ -1,0 +1,73 @@
+//! Memory tests that need no GPU: host buffers, foreign owners, and clean errors without a driver.
+
+mod common;
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+use stridekit::{Buffer, Device, Error, HostMemoryResource, MemoryKind};
+
+#[test]
+fn without_a_driver_gpu_entry_points_fail_cleanly() {
+    if common::driver_present() {
+        // On a machine with a driver the GPU tests cover these entry points.
+        assert!(Device::count().is_ok());
+        return;
+    }
+    assert!(!stridekit::cuda_available());
+    assert!(matches!(Device::count(), Err(Error::NoDriver { .. })));
+    let e = Device::open(0).unwrap_err();
+    assert!(
+        matches!(
+            e,
+            Error::NoDriver {
+                op: "Device::count"
+            }
+        ),
+        "{e}"
+    );
+    assert!(e.to_string().contains("no CUDA driver"));
+    assert!(matches!(
+        stridekit::pointer_info(0x1000),
+        Err(Error::NoDriver { .. })
+    ));
+    assert!(matches!(
+        stridekit::driver_version(),
+        Err(Error::NoDriver { .. })
+    ));
+}
+
+#[test]
+fn host_resource_gives_aligned_zeroed_memory() {
+    let b = HostMemoryResource::allocate_host(1000);
+    assert_eq!(b.size(), 1000);
+    assert_eq!(b.kind(), MemoryKind::Host);
+    assert_eq!(b.ptr() % 64, 0);
+    assert!(b.is_host_accessible() && !b.is_device_accessible());
+    assert_eq!(b.device_ordinal(), None);
+    let e = HostMemoryResource::allocate_host(0);
+    assert!(e.is_empty() && e.ptr() == 0);
+}
+
+struct DropCounter(Arc<AtomicUsize>);
+impl Drop for DropCounter {
+    fn drop(&mut self) {
+        self.0.fetch_add(1, Ordering::SeqCst);
+    }
+}
+
+#[test]
+fn from_handle_keeps_its_owner_until_drop() {
+    let drops = Arc::new(AtomicUsize::new(0));
+    let data = common::random_bytes(256, 7);
+    let ptr = data.as_ptr() as u64;
+    // SAFETY: `data` owns 256 bytes at `ptr` and moves into the owner.
+    let buf = unsafe { Buffer::from_handle(ptr, 256, (data, DropCounter(drops.clone()))) }.unwrap();
+    assert_eq!(buf.ptr(), ptr);
+    assert_eq!(buf.kind(), MemoryKind::Host);
+    assert_eq!(drops.load(Ordering::SeqCst), 0);
+    drop(buf);
+    assert_eq!(drops.load(Ordering::SeqCst), 1);
+    // SAFETY: a null pointer with a non-zero size is rejected before anything reads it.
+    let e = unsafe { Buffer::from_handle(0, 16, ()) }.unwrap_err();
+    assert!(e.to_string().contains("null address with size 16"), "{e}");
+}
