@@ -23,6 +23,7 @@
 mod dims;
 mod error;
 mod layout;
+mod plan;
 mod repack;
 mod slice;
 mod transform;
@@ -30,6 +31,7 @@ mod transform;
 pub use dims::{Dims, MAX_NDIM};
 pub use error::{LayoutError, Op, Result, Tuple};
 pub use layout::{Order, StridedLayout};
+pub use plan::CopyPlan;
 pub use repack::RepackOptions;
 pub use slice::{IntoRangeBounds, SliceArg};
 pub use transform::AxisMask;

@@ -354,3 +354,102 @@ proptest! {
         }
     }
 }
+
+/// Every (destination offset, source offset) pair of a copy, in row-major order.
+fn pairs(dst: &StridedLayout, src: &StridedLayout) -> Vec<(i64, i64)> {
+    offsets(dst).into_iter().zip(offsets(src)).collect()
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(2000))]
+
+    /// The planned copy moves exactly the same element pairs as the two layouts describe.
+    #[test]
+    fn copy_plan_preserves_every_element_pair(
+        (dst, src) in (0usize..5).prop_flat_map(|nd| {
+            (prop::collection::vec(1i64..5, nd), any::<u64>(), any::<u64>(), 0i64..2, prop::collection::vec(any::<bool>(), nd))
+        }).prop_map(|(shape, seed_a, seed_b, bcast, flips)| {
+            let perm = |seed: u64| {
+                let mut p: Vec<i64> = (0..shape.len() as i64).collect();
+                let mut s = seed;
+                for i in (1..p.len()).rev() {
+                    s = s.wrapping_mul(6364136223846793005).wrapping_add(1);
+                    p.swap(i, (s >> 33) as usize % (i + 1));
+                }
+                p
+            };
+            let dst = StridedLayout::dense(&shape, 4, stridekit_layout::Order::Axes(&perm(seed_a))).unwrap();
+            let mut src = StridedLayout::dense(&shape, 4, stridekit_layout::Order::Axes(&perm(seed_b))).unwrap();
+            // Flip some axes of the source and broadcast one.
+            let sl: Vec<SliceArg> = flips.iter().map(|&f| if f { SliceArg::stepped(.., -1) } else { SliceArg::ALL }).collect();
+            src = src.sliced(&sl).unwrap();
+            if bcast == 1 && !shape.is_empty() {
+                let mut one = shape.clone();
+                one[0] = 1;
+                let b = StridedLayout::dense(&one, 4, stridekit_layout::Order::C).unwrap();
+                src = b.broadcast_to(&shape).unwrap();
+            }
+            let dst = dst.sliced(&flips.iter().map(|&f| if f { SliceArg::ALL } else { SliceArg::stepped(.., -1) }).collect::<Vec<_>>()).unwrap();
+            (dst, src)
+        })
+    ) {
+        let plan = stridekit_layout::CopyPlan::new(&dst, &src).unwrap();
+        let planned_dst = StridedLayout::with_offset(&plan.shape, &plan.dst_strides, 4, plan.dst_offset).unwrap();
+        let planned_src = StridedLayout::with_offset(&plan.shape, &plan.src_strides, 4, plan.src_offset).unwrap();
+        let mut want = pairs(&dst, &src);
+        let mut got = pairs(&planned_dst, &planned_src);
+        want.sort_unstable();
+        got.sort_unstable();
+        prop_assert_eq!(got, want);
+        prop_assert!(plan.dst_strides.iter().all(|&s| s > 0));
+        prop_assert!(plan.dst_strides.windows(2).all(|w| w[0] > w[1]));
+        if dst.is_contiguous_c() && src.is_contiguous_c() {
+            prop_assert!(plan.is_contiguous(), "{:?}", plan);
+        }
+        // Widening keeps the byte pairs.
+        let v = plan.vectorized(0, 0);
+        prop_assert_eq!(v.volume * v.itemsize, plan.volume * plan.itemsize);
+    }
+}
+
+#[test]
+fn copy_plan_rejections() {
+    let a = StridedLayout::dense(&[2, 3], 4, stridekit_layout::Order::C).unwrap();
+    let b = StridedLayout::dense(&[3, 2], 4, stridekit_layout::Order::C).unwrap();
+    let e = stridekit_layout::CopyPlan::new(&a, &b)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("source shape (3,2) and destination shape (2,3) differ"),
+        "{e}"
+    );
+    let c = StridedLayout::dense(&[2, 3], 2, stridekit_layout::Order::C).unwrap();
+    let e = stridekit_layout::CopyPlan::new(&a, &c)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("source itemsize 2 and destination itemsize 4 differ"),
+        "{e}"
+    );
+    let bcast = StridedLayout::dense(&[1, 3], 4, stridekit_layout::Order::C)
+        .unwrap()
+        .broadcast_to(&[2, 3])
+        .unwrap();
+    let e = stridekit_layout::CopyPlan::new(&bcast, &a)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("a destination must be unique"), "{e}");
+    // A broadcast source is fine, and a transposed copy keeps two axes.
+    assert!(stridekit_layout::CopyPlan::new(&a, &bcast).is_ok());
+    let t = stridekit_layout::CopyPlan::new(&a, &b.permuted(&[1, 0]).unwrap()).unwrap();
+    assert_eq!(
+        (t.shape.as_slice(), t.src_strides.as_slice()),
+        (&[2, 3][..], &[1, 2][..])
+    );
+    // Empty and 0-d.
+    let e0 = StridedLayout::dense(&[0, 3], 4, stridekit_layout::Order::C).unwrap();
+    assert_eq!(stridekit_layout::CopyPlan::new(&e0, &e0).unwrap().volume, 0);
+    let z = StridedLayout::dense(&[], 4, stridekit_layout::Order::C).unwrap();
+    let p = stridekit_layout::CopyPlan::new(&z, &z).unwrap();
+    assert!(p.is_contiguous() && p.volume == 1 && p.ndim() == 0);
+}

@@ -5,7 +5,7 @@
 
 use stridekit::{
     pointer_info, s, Device, DeviceMemoryResource, HostMemoryResource, ManagedMemoryResource,
-    MemoryResource, Order, PinnedMemoryResource, StridedLayout,
+    MemoryResource, Order, PinnedMemoryResource, StridedLayout, StridedMemoryView,
 };
 
 fn layouts() -> Result<(), stridekit::Error> {
@@ -80,6 +80,31 @@ fn gpu() -> Result<(), stridekit::Error> {
             info.host_accessible,
             info.device_accessible
         );
+    }
+
+    // A permuted host tensor to the GPU (dense there) and back into another host layout.
+    let host: Vec<f32> = (0..2 * 3 * 4 * 5).map(|i| i as f32 * 0.5).collect();
+    let src = StridedMemoryView::from_slice(&host, &[2, 3, 4, 5])?;
+    let nhwc = src.view(src.layout().permuted(&[0, 2, 3, 1])?, None)?;
+    let dl = StridedLayout::dense(nhwc.shape(), 4, Order::C)?;
+    let mut dbuf =
+        DeviceMemoryResource::new(&dev)?.allocate(dl.required_size_in_bytes()?, &stream)?;
+    let mut on_gpu = StridedMemoryView::from_buffer_mut(&mut dbuf, dl, None)?;
+    on_gpu.copy_from(&nhwc, Some(&stream))?;
+    let mut back = vec![0f32; host.len()];
+    let back_layout = StridedLayout::dense(nhwc.shape(), 4, Order::F)?;
+    let mut back_view = StridedMemoryView::from_slice_mut(&mut back, back_layout)?;
+    back_view.copy_from(&on_gpu, Some(&stream))?;
+    let ok = back_view.to_vec::<f32>()? == nhwc.to_vec::<f32>()?;
+    println!(
+        "permuted host (2,3,4,5)->NHWC copied to the GPU and back into F order: {}",
+        if ok { "identical" } else { "MISMATCH" }
+    );
+    if !ok {
+        return Err(stridekit::Error::Invalid {
+            op: "tour",
+            rule: "round trip differs".into(),
+        });
     }
     Ok(())
 }

@@ -19,16 +19,21 @@
 //! ```
 #![warn(missing_docs)]
 
+mod copy;
 mod device;
 mod driver;
+mod dtype;
 mod error;
 mod memory;
 mod pointer;
+mod view;
 
+pub use copy::CopyOptions;
 pub use cudarc;
 pub use cudarc::driver::{CudaContext, CudaEvent, CudaStream};
 pub use device::Device;
 pub use driver::{cuda_available, driver_version};
+pub use dtype::{dlpack_code, DType, Element};
 pub use error::{Error, Result};
 pub use memory::{
     Buffer, DeviceMemoryResource, DevicePoolOptions, HostMemoryResource, ManagedMemoryResource,
@@ -36,4 +41,5 @@ pub use memory::{
 };
 pub use pointer::{pointer_info, PointerInfo, PointerKind};
 pub use stridekit_layout as layout;
-pub use stridekit_layout::{s, LayoutError, Order, SliceArg, StridedLayout};
+pub use stridekit_layout::{s, CopyPlan, LayoutError, Order, SliceArg, StridedLayout};
+pub use view::StridedMemoryView;

@@ -6,6 +6,7 @@ mod host;
 mod managed;
 mod pinned;
 
+pub(crate) use buffer::raw_copy;
 pub use buffer::Buffer;
 pub use device_pool::{DeviceMemoryResource, DevicePoolOptions};
 pub use host::HostMemoryResource;

@@ -19,3 +19,113 @@ pub fn driver_present() -> bool {
     // SAFETY: only tries to dlopen the driver library.
     unsafe { stridekit::cudarc::driver::sys::is_culib_present() }
 }
+
+use stridekit::StridedLayout;
+
+/// Byte offsets (relative to the base) of every element, in row-major index order.
+pub fn byte_offsets(l: &StridedLayout) -> Vec<i64> {
+    let mut out = Vec::with_capacity(l.volume());
+    if l.volume() == 0 {
+        return out;
+    }
+    let isz = l.itemsize() as i64;
+    let mut idx = vec![0i64; l.ndim()];
+    loop {
+        out.push(
+            (l.slice_offset() + idx.iter().zip(l.strides()).map(|(i, s)| i * s).sum::<i64>()) * isz,
+        );
+        let mut ax = l.ndim();
+        loop {
+            if ax == 0 {
+                return out;
+            }
+            ax -= 1;
+            idx[ax] += 1;
+            if idx[ax] < l.shape()[ax] {
+                break;
+            }
+            idx[ax] = 0;
+        }
+    }
+}
+
+/// The reference copy: element by element in row-major order, into a copy of `dst`.
+pub fn naive_copy(dst: &[u8], dl: &StridedLayout, src: &[u8], sl: &StridedLayout) -> Vec<u8> {
+    let mut out = dst.to_vec();
+    let isz = dl.itemsize();
+    for (d, s) in byte_offsets(dl).into_iter().zip(byte_offsets(sl)) {
+        out[d as usize..d as usize + isz].copy_from_slice(&src[s as usize..s as usize + isz]);
+    }
+    out
+}
+
+/// A small deterministic generator for random test cases.
+pub struct Rng(pub u64);
+impl Rng {
+    pub fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+    pub fn below(&mut self, n: u64) -> u64 {
+        self.next() % n.max(1)
+    }
+    pub fn perm(&mut self, n: usize) -> Vec<i64> {
+        let mut p: Vec<i64> = (0..n as i64).collect();
+        for i in (1..n).rev() {
+            p.swap(i, self.below(i as u64 + 1) as usize);
+        }
+        p
+    }
+}
+
+/// A random layout of `shape`: dense in a random order inside a padded allocation, then
+/// sliced with random (possibly negative) steps; with `broadcast`, some axes have stride 0.
+/// Returns the layout and the bytes its memory needs.
+pub fn random_layout(
+    rng: &mut Rng,
+    shape: &[i64],
+    itemsize: usize,
+    broadcast: bool,
+) -> (StridedLayout, usize) {
+    use stridekit::{Order, SliceArg};
+    let nd = shape.len();
+    let bshape: Vec<i64> = shape
+        .iter()
+        .map(|&e| if broadcast && rng.below(3) == 0 { 1 } else { e })
+        .collect();
+    let steps: Vec<i64> = (0..nd)
+        .map(|_| [1, 1, 2, -1, -2, 3][rng.below(6) as usize])
+        .collect();
+    let pads: Vec<i64> = (0..nd).map(|_| rng.below(3) as i64).collect();
+    let big: Vec<i64> = (0..nd)
+        .map(|i| bshape[i] * steps[i].abs() + pads[i])
+        .collect();
+    let base = StridedLayout::dense(&big, itemsize, Order::Axes(&rng.perm(nd))).unwrap();
+    let slices: Vec<SliceArg> = (0..nd)
+        .map(|i| {
+            let n = bshape[i] * steps[i].abs();
+            let start = pads[i].min(rng.below(pads[i] as u64 + 1) as i64);
+            if steps[i] > 0 {
+                SliceArg::Range {
+                    start: Some(start),
+                    stop: Some(start + n),
+                    step: steps[i],
+                }
+            } else {
+                SliceArg::Range {
+                    start: Some(start + n - 1),
+                    stop: if start == 0 { None } else { Some(start - 1) },
+                    step: steps[i],
+                }
+            }
+        })
+        .collect();
+    let mut l = base.sliced(&slices).unwrap();
+    assert_eq!(l.shape(), &bshape[..]);
+    if broadcast {
+        l = l.broadcast_to(shape).unwrap();
+    }
+    (l, base.required_size_in_bytes().unwrap())
+}

@@ -1,0 +1,86 @@
+#!/usr/bin/env python3
+"""Times PyTorch and CuPy on the cases of `cargo run --release --example copy_bench`.
+
+Run on the GPU machine. Bytes moved count read + write; ratios are against a contiguous
+1 GiB device copy measured in the same run (host transfers: the contiguous transfer of
+the same bytes and direction).
+"""
+import torch
+
+try:
+    import cupy as cp
+except ImportError:  # pragma: no cover
+    cp = None
+
+
+def bench(fn, reps=20):
+    for _ in range(3):
+        fn()
+    torch.cuda.synchronize()
+    times = []
+    for _ in range(reps):
+        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        a.record()
+        fn()
+        b.record()
+        b.synchronize()
+        times.append(a.elapsed_time(b))
+    times.sort()
+    return times[len(times) // 2]
+
+
+def main():
+    dev = torch.device("cuda")
+    x = torch.empty(1 << 28, dtype=torch.float32, device=dev).random_()
+    y = torch.empty_like(x)
+    ms = bench(lambda: y.copy_(x))
+    ceiling = 2 * (1 << 30) / ms / 1e6
+    print(f"contiguous device copy: {ceiling:.0f} GB/s (read + write)\n")
+    del x, y
+    dt = {1: torch.uint8, 2: torch.float16, 4: torch.float32, 8: torch.float64}
+    cases = []
+    for isz in (1, 2, 4, 8):
+        cases.append((f"transpose 8192x8192 itemsize {isz}", (8192, 8192), dt[isz], lambda t: t.t(), "cuda", "cuda"))
+    for p in ((2, 0, 1), (1, 0, 2), (0, 2, 1)):
+        cases.append((f"(512,512,256) f32 permute {list(p)}", (512, 512, 256), torch.float32, lambda t, p=p: t.permute(p), "cuda", "cuda"))
+    for t_, name in ((torch.float32, "f32"), (torch.float16, "f16")):
+        cases.append((f"NCHW->NHWC (64,256,64,64) {name}", (64, 256, 64, 64), t_, lambda t: t.permute(0, 2, 3, 1), "cuda", "cuda"))
+    cases.append(("[:, ::2] of (8192,16384) f32", (8192, 16384), torch.float32, lambda t: t[:, ::2], "cuda", "cuda"))
+    cases.append(("broadcast (1,16384)->(8192,16384) f32", (1, 16384), torch.float32, lambda t: t.expand(8192, 16384), "cuda", "cuda"))
+    cases.append(("H2D 64 MiB transposed pinned f32", (4096, 4096), torch.float32, lambda t: t.t(), "pinned", "cuda"))
+    cases.append(("D2H 64 MiB transposed to pinned f32", (4096, 4096), torch.float32, lambda t: t.t(), "cuda", "pinned"))
+    print(f"{'case':<42} {'torch GB/s':>10} {'ratio':>6} {'cupy GB/s':>10} {'ratio':>6}")
+    for name, shape, dtype, view, sdev, ddev in cases:
+        if sdev == "pinned":
+            base = torch.empty(shape, dtype=dtype).pin_memory()
+        else:
+            base = torch.empty(shape, dtype=dtype, device=dev)
+        base.view(torch.uint8 if dtype.itemsize == 1 else base.dtype).random_(0, 100)
+        src = view(base)
+        out = torch.empty(src.shape, dtype=dtype, device=dev if ddev == "cuda" else "cpu")
+        if ddev == "pinned":
+            out = out.pin_memory()
+        moved = 2 * src.numel() * src.element_size()
+        if sdev == "pinned" or ddev == "pinned":
+            flat_src = base.reshape(-1)
+            flat_dst = out.reshape(-1)
+            ref = moved / bench(lambda: flat_dst.copy_(flat_src, non_blocking=True)) / 1e6
+        else:
+            ref = ceiling
+        ms = bench(lambda: out.copy_(src, non_blocking=True))
+        t_gbs = moved / ms / 1e6
+        c_txt = "-"
+        c_ratio = "-"
+        if cp is not None and sdev == "cuda" and ddev == "cuda":
+            cs = cp.from_dlpack(src) if src.is_contiguous() else cp.lib.stride_tricks.as_strided(
+                cp.from_dlpack(base), shape=src.shape, strides=[s * src.element_size() for s in src.stride()])
+            co = cp.empty(src.shape, dtype=cs.dtype)
+            with cp.cuda.ExternalStream(torch.cuda.current_stream().cuda_stream):
+                cms = bench(lambda: co.__setitem__(Ellipsis, cs))
+            c_gbs = moved / cms / 1e6
+            c_txt, c_ratio = f"{c_gbs:.0f}", f"{c_gbs / ref:.2f}"
+        print(f"{name:<42} {t_gbs:>10.0f} {t_gbs / ref:>6.2f} {c_txt:>10} {c_ratio:>6}")
+
+
+if __name__ == "__main__":
+    main()

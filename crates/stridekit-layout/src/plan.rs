@@ -1,0 +1,171 @@
+//! Joint normalisation of a source and a destination layout for a copy.
+
+use crate::dims::Dims;
+use crate::error::{LayoutError, Result, Tuple};
+use crate::layout::StridedLayout;
+
+/// A copy between two layouts of one shape, reduced to the fewest axes.
+///
+/// Axes run from outermost to innermost by destination stride; size-1 axes are gone,
+/// axes with a negative destination stride are flipped in both layouts, and neighbours
+/// contiguous in both are merged. Offsets are in elements of `itemsize` bytes, relative to
+/// each side's base address.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CopyPlan {
+    /// Extents of the remaining axes (empty for a single element).
+    pub shape: Dims,
+    /// Source strides, in elements.
+    pub src_strides: Dims,
+    /// Destination strides, in elements (positive, decreasing).
+    pub dst_strides: Dims,
+    /// Offset of the first element on the source side.
+    pub src_offset: i64,
+    /// Offset of the first element on the destination side.
+    pub dst_offset: i64,
+    /// Bytes per element.
+    pub itemsize: usize,
+    /// Number of elements (0: nothing to copy).
+    pub volume: usize,
+}
+
+impl CopyPlan {
+    /// Plans a copy from `src` to `dst`. Rejects different shapes or itemsizes and a
+    /// destination that maps two elements to one address. A source with stride-0
+    /// (broadcast) axes is fine.
+    ///
+    /// ```
+    /// use stridekit_layout::{CopyPlan, Order, StridedLayout};
+    /// let src = StridedLayout::dense(&[8, 4, 2], 4, Order::C)?;
+    /// let dst = StridedLayout::dense(&[8, 4, 2], 4, Order::C)?;
+    /// let plan = CopyPlan::new(&dst, &src)?;
+    /// assert!(plan.is_contiguous()); // one memcpy
+    /// let t = CopyPlan::new(&dst, &src.to_dense(Order::F)?)?;
+    /// assert_eq!(t.shape.as_slice(), &[8, 4, 2]);
+    /// # Ok::<(), stridekit_layout::LayoutError>(())
+    /// ```
+    pub fn new(dst: &StridedLayout, src: &StridedLayout) -> Result<CopyPlan> {
+        if dst.shape() != src.shape() {
+            return Err(LayoutError::Plan {
+                rule: format!(
+                    "source shape {} and destination shape {} differ; they must be equal",
+                    Tuple::from(src.shape()),
+                    Tuple::from(dst.shape())
+                ),
+            });
+        }
+        if dst.itemsize() != src.itemsize() {
+            return Err(LayoutError::Plan {
+                rule: format!(
+                    "source itemsize {} and destination itemsize {} differ; they must be equal",
+                    src.itemsize(),
+                    dst.itemsize()
+                ),
+            });
+        }
+        if !dst.is_unique() {
+            return Err(LayoutError::Plan {
+                rule: format!(
+                    "destination {dst} maps several elements to one address; a destination must be unique"
+                ),
+            });
+        }
+        let mut plan = CopyPlan {
+            shape: Dims::new(),
+            src_strides: Dims::new(),
+            dst_strides: Dims::new(),
+            src_offset: src.slice_offset(),
+            dst_offset: dst.slice_offset(),
+            itemsize: dst.itemsize(),
+            volume: dst.volume(),
+        };
+        if plan.volume == 0 {
+            return Ok(plan);
+        }
+        // (extent, dst stride, src stride) of the axes that matter, flipped to dst >= 0.
+        let mut axes: smallvec::SmallVec<[(i64, i64, i64); 8]> = smallvec::SmallVec::new();
+        for ((&e, &d), &s) in dst.shape().iter().zip(dst.strides()).zip(src.strides()) {
+            if e == 1 {
+                continue;
+            }
+            if d < 0 {
+                // Walk the axis backwards in both layouts: same pairs of elements.
+                plan.dst_offset += d * (e - 1);
+                plan.src_offset += s * (e - 1);
+                axes.push((e, -d, -s));
+            } else {
+                axes.push((e, d, s));
+            }
+        }
+        // Outermost first: decreasing destination stride (stable for equal strides).
+        axes.sort_by_key(|a| std::cmp::Reverse(a.1));
+        for (e, d, s) in axes {
+            if let (Some(&pd), Some(&ps)) = (plan.dst_strides.last(), plan.src_strides.last()) {
+                let last = plan.shape.len() - 1;
+                let inner_e = plan.shape[last];
+                // Merge when the previous (outer) axis steps exactly over this one in both.
+                if pd == d * e && ps == s * e {
+                    plan.shape[last] = inner_e * e;
+                    plan.dst_strides[last] = d;
+                    plan.src_strides[last] = s;
+                    continue;
+                }
+            }
+            plan.shape.push(e);
+            plan.dst_strides.push(d);
+            plan.src_strides.push(s);
+        }
+        Ok(plan)
+    }
+
+    /// Number of axes left.
+    pub fn ndim(&self) -> usize {
+        self.shape.len()
+    }
+
+    /// True when both sides are one gap-free run of bytes in the same order: one memcpy.
+    pub fn is_contiguous(&self) -> bool {
+        self.volume == 0
+            || self.ndim() == 0
+            || (self.ndim() == 1 && self.dst_strides[0] == 1 && self.src_strides[0] == 1)
+    }
+
+    /// Widens the element to the largest of 16, 8, 4 or 2 bytes (a multiple of the current
+    /// itemsize) that the innermost axis allows on both sides: stride 1 in both, extent,
+    /// outer strides, offsets and both base addresses divisible. Keeps copies in wide words.
+    pub fn vectorized(&self, dst_ptr: u64, src_ptr: u64) -> CopyPlan {
+        let mut best = self.clone();
+        if self.ndim() == 0 || self.volume == 0 {
+            return best;
+        }
+        let last = self.ndim() - 1;
+        if self.dst_strides[last] != 1 || self.src_strides[last] != 1 {
+            return best;
+        }
+        for wide in [16usize, 8, 4, 2] {
+            if wide <= self.itemsize || wide % self.itemsize != 0 {
+                continue;
+            }
+            let f = (wide / self.itemsize) as i64;
+            let ok = self.shape[last] % f == 0
+                && self.dst_strides[..last].iter().all(|s| s % f == 0)
+                && self.src_strides[..last].iter().all(|s| s % f == 0)
+                && self.dst_offset % f == 0
+                && self.src_offset % f == 0
+                && dst_ptr % wide as u64 == 0
+                && src_ptr % wide as u64 == 0;
+            if ok {
+                best.shape[last] /= f;
+                for i in 0..last {
+                    best.dst_strides[i] /= f;
+                    best.src_strides[i] /= f;
+                }
+                best.dst_offset /= f;
+                best.src_offset /= f;
+                best.itemsize = wide;
+                best.volume = self.volume / f as usize;
+                return best;
+            }
+        }
+        best
+    }
+}

@@ -1,0 +1,367 @@
+//! `copy_from` / `copy_to` between any two views, host or device, any layouts.
+//!
+//! Every copy is first planned in the GPU-free layout crate ([`CopyPlan`]). Then:
+//! - a plan that is one run of bytes is one `cuMemcpyAsync` (or a CPU copy host to host);
+//! - host to host runs on the CPU;
+//! - device to device (and managed memory) runs the NVRTC-compiled strided kernel;
+//! - a host side (pageable or pinned) moves as a contiguous span to or from a device
+//!   temporary, with the kernel doing the strided part on the device; a host side too
+//!   sparse for that is packed or unpacked by the CPU through a dense staging buffer.
+//!
+//! Overlapping source and destination behave as if the source were copied out first.
+
+pub(crate) mod host;
+mod kernel;
+
+use crate::device::Device;
+#[cfg(test)]
+use crate::error::Error;
+use crate::error::{driver, invalid, Result};
+use crate::memory::raw_copy;
+use crate::memory::{
+    Buffer, DeviceMemoryResource, MemoryKind, MemoryResource, PinnedMemoryResource,
+};
+use crate::view::StridedMemoryView;
+use cudarc::driver::CudaStream;
+use std::sync::Arc;
+use stridekit_layout::{CopyPlan, Order, StridedLayout};
+
+/// Options for [`StridedMemoryView::copy_from_with`].
+#[derive(Default, Clone, Copy)]
+pub struct CopyOptions<'r> {
+    /// Wait for the copy before returning. Default: device to device returns at once;
+    /// copies that touch host memory always wait (the host side is borrowed).
+    pub blocking: Option<bool>,
+    /// Where device temporaries come from; default: the device's default memory pool.
+    pub allocator: Option<&'r dyn MemoryResource>,
+}
+
+/// Which engine can touch a view's memory quickly.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Side {
+    /// Pageable or pinned host memory: the CPU, and bulk transfers.
+    Host,
+    /// Device or managed memory: kernels.
+    Device,
+}
+
+fn side(v: &StridedMemoryView<'_>) -> Side {
+    match v.kind() {
+        MemoryKind::Host | MemoryKind::PinnedHost => Side::Host,
+        MemoryKind::Device | MemoryKind::Managed => Side::Device,
+    }
+}
+
+/// A view's layout moved so that its lowest element sits at offset 0 of a new span.
+fn rebased(l: &StridedLayout) -> Result<StridedLayout> {
+    let shift = l.min_offset();
+    Ok(StridedLayout::with_offset(
+        l.shape(),
+        l.strides(),
+        l.itemsize(),
+        l.slice_offset() - shift,
+    )?)
+}
+
+fn span_bytes(l: &StridedLayout) -> usize {
+    if l.volume() == 0 {
+        0
+    } else {
+        ((l.max_offset() - l.min_offset() + 1) as usize) * l.itemsize()
+    }
+}
+
+struct Ctx<'s, 'r> {
+    stream: &'s Arc<CudaStream>,
+    allocator: Option<&'r dyn MemoryResource>,
+}
+
+impl Ctx<'_, '_> {
+    fn temp(&self, bytes: usize) -> Result<Buffer> {
+        match self.allocator {
+            Some(a) => a.allocate(bytes, self.stream),
+            None => {
+                let dev = Device::from_context(self.stream.context().clone());
+                DeviceMemoryResource::new(&dev)?.allocate(bytes, self.stream)
+            }
+        }
+    }
+
+    fn staging(&self, bytes: usize) -> Result<Buffer> {
+        let dev = Device::from_context(self.stream.context().clone());
+        PinnedMemoryResource::new(&dev).allocate(bytes, self.stream)
+    }
+
+    /// Device-to-device (kernel-accessible) copy of `plan` between base addresses.
+    fn on_device(&self, plan: &CopyPlan, dst: u64, src: u64) -> Result<()> {
+        if plan.is_contiguous() {
+            let isz = plan.itemsize as i64;
+            return raw_copy(
+                "copy",
+                dst.wrapping_add_signed(plan.dst_offset * isz),
+                src.wrapping_add_signed(plan.src_offset * isz),
+                plan.volume * plan.itemsize,
+                self.stream,
+            );
+        }
+        kernel::launch(&plan.vectorized(dst, src), dst, src, self.stream)
+    }
+}
+
+/// The copy itself: `dst` and `src` were checked to be compatible.
+fn run(
+    dst: &StridedMemoryView<'_>,
+    src: &StridedMemoryView<'_>,
+    plan: &CopyPlan,
+    stream: Option<&Arc<CudaStream>>,
+    opts: &CopyOptions<'_>,
+) -> Result<()> {
+    const OP: &str = "copy";
+    let (ds, ss) = (side(dst), side(src));
+    // Host to host needs no GPU.
+    if ds == Side::Host
+        && ss == Side::Host
+        && dst.kind() == MemoryKind::Host
+        && src.kind() == MemoryKind::Host
+    {
+        if overlaps(dst, src) {
+            let tmp = src.to_vec_bytes()?;
+            let packed = StridedLayout::dense(src.shape(), src.layout().itemsize(), Order::C)?;
+            let p = CopyPlan::new(dst.layout(), &packed)?;
+            host::copy(&p, dst.ptr(), tmp.as_ptr() as u64);
+        } else {
+            host::copy(plan, dst.ptr(), src.ptr());
+        }
+        return Ok(());
+    }
+    let stream = stream.ok_or_else(|| {
+        invalid(
+            OP,
+            format!(
+                "a copy from {:?} to {:?} memory runs on the GPU and needs a stream",
+                src.kind(),
+                dst.kind()
+            ),
+        )
+    })?;
+    let cx = Ctx {
+        stream,
+        allocator: opts.allocator,
+    };
+    // Overlap: copy the source out first, then copy from the copy.
+    if overlaps(dst, src) {
+        let bytes = span_bytes(src.layout());
+        let tmp = cx.temp(bytes)?;
+        let (lo, _) = src.byte_span();
+        raw_copy(OP, tmp.ptr(), lo, bytes, stream)?;
+        let moved = rebased(src.layout())?;
+        let tmp_view = StridedMemoryView::from_buffer(&tmp, moved, src.dtype())?;
+        let p = CopyPlan::new(dst.layout(), tmp_view.layout())?;
+        return run(dst, &tmp_view, &p, Some(stream), opts);
+    }
+    if plan.is_contiguous() || (ds == Side::Device && ss == Side::Device) {
+        return cx.on_device(plan, dst.ptr(), src.ptr());
+    }
+    match (ds, ss) {
+        (Side::Device, Side::Host) => host_to_device(&cx, dst, src),
+        (Side::Host, Side::Device) => device_to_host(&cx, dst, src),
+        // Pinned involved on a host-host pair: both CPU-accessible; go through the CPU
+        // after the stream's pending work.
+        _ => {
+            stream
+                .synchronize()
+                .map_err(driver(OP, "cuStreamSynchronize"))?;
+            host::copy(plan, dst.ptr(), src.ptr());
+            Ok(())
+        }
+    }
+}
+
+/// A host source too sparse to move whole is packed first; "too sparse": its span is
+/// more than twice the bytes of its elements.
+fn sparse(l: &StridedLayout) -> bool {
+    span_bytes(l) > 2 * l.volume() * l.itemsize()
+}
+
+fn host_to_device(
+    cx: &Ctx<'_, '_>,
+    dst: &StridedMemoryView<'_>,
+    src: &StridedMemoryView<'_>,
+) -> Result<()> {
+    const OP: &str = "copy host to device";
+    let (staged_layout, staged_ptr, _keep): (StridedLayout, u64, Option<Buffer>) =
+        if sparse(src.layout()) {
+            // Pack on the CPU into pinned memory, in the destination's order.
+            let packed = StridedLayout::dense_like(dst.layout(), Order::K)?;
+            let pin = cx.staging(span_bytes(&packed))?;
+            let p = CopyPlan::new(&packed, src.layout())?;
+            host::copy(&p, pin.ptr(), src.ptr());
+            let ptr = pin.ptr();
+            pin.order_release_after(cx.stream)?;
+            (packed, ptr, Some(pin))
+        } else {
+            let (lo, _) = src.byte_span();
+            (rebased(src.layout())?, lo, None)
+        };
+    let bytes = span_bytes(&staged_layout);
+    let tmp = cx.temp(bytes)?;
+    raw_copy(OP, tmp.ptr(), staged_ptr, bytes, cx.stream)?;
+    let plan = CopyPlan::new(dst.layout(), &staged_layout)?;
+    cx.on_device(&plan, dst.ptr(), tmp.ptr())
+}
+
+fn device_to_host(
+    cx: &Ctx<'_, '_>,
+    dst: &StridedMemoryView<'_>,
+    src: &StridedMemoryView<'_>,
+) -> Result<()> {
+    const OP: &str = "copy device to host";
+    if dst.layout().is_contiguous_any() {
+        // Build the destination's exact span on the device, then move it whole.
+        let moved = rebased(dst.layout())?;
+        let bytes = span_bytes(&moved);
+        let tmp = cx.temp(bytes)?;
+        let plan = CopyPlan::new(&moved, src.layout())?;
+        cx.on_device(&plan, tmp.ptr(), src.ptr())?;
+        let (lo, _) = dst.byte_span();
+        return raw_copy(OP, lo, tmp.ptr(), bytes, cx.stream);
+    }
+    // Gaps in the destination must keep their bytes: pack on the device, move, scatter on the CPU.
+    let packed = StridedLayout::dense(dst.shape(), dst.layout().itemsize(), Order::C)?;
+    let bytes = span_bytes(&packed);
+    let tmp = cx.temp(bytes)?;
+    cx.on_device(&CopyPlan::new(&packed, src.layout())?, tmp.ptr(), src.ptr())?;
+    let pin = cx.staging(bytes)?;
+    raw_copy(OP, pin.ptr(), tmp.ptr(), bytes, cx.stream)?;
+    cx.stream
+        .synchronize()
+        .map_err(driver(OP, "cuStreamSynchronize"))?;
+    host::copy(&CopyPlan::new(dst.layout(), &packed)?, dst.ptr(), pin.ptr());
+    Ok(())
+}
+
+fn overlaps(a: &StridedMemoryView<'_>, b: &StridedMemoryView<'_>) -> bool {
+    let (a0, a1) = a.byte_span();
+    let (b0, b1) = b.byte_span();
+    a0 < b1 && b0 < a1
+}
+
+impl StridedMemoryView<'_> {
+    /// Copies `src` into this view, element by element in logical order, on `stream`
+    /// (`None` is enough when both views are in pageable host memory). See [`CopyOptions`]
+    /// for the defaults.
+    ///
+    /// Rejected before any work: different shapes or itemsizes, a read-only destination,
+    /// a destination that maps two elements to one address, views on different devices.
+    pub fn copy_from(
+        &mut self,
+        src: &StridedMemoryView<'_>,
+        stream: Option<&Arc<CudaStream>>,
+    ) -> Result<()> {
+        self.copy_from_with(src, stream, &CopyOptions::default())
+    }
+
+    /// [`copy_from`](Self::copy_from) with options.
+    pub fn copy_from_with(
+        &mut self,
+        src: &StridedMemoryView<'_>,
+        stream: Option<&Arc<CudaStream>>,
+        opts: &CopyOptions<'_>,
+    ) -> Result<()> {
+        const OP: &str = "copy";
+        if self.is_read_only() {
+            return Err(invalid(OP, "the destination view is read-only"));
+        }
+        let plan = CopyPlan::new(self.layout(), src.layout())?;
+        if let (Some(a), Some(b)) = (self.device_ordinal(), src.device_ordinal()) {
+            if a != b {
+                return Err(invalid(
+                    OP,
+                    format!("source is on device {b} and destination on device {a}; copies between devices are not supported"),
+                ));
+            }
+        }
+        if let (Some(s), Some(d)) = (stream, self.device_ordinal().or(src.device_ordinal())) {
+            if s.context().ordinal() != d {
+                return Err(invalid(
+                    OP,
+                    format!(
+                        "the stream belongs to device {} but the views to device {d}",
+                        s.context().ordinal()
+                    ),
+                ));
+            }
+        }
+        if plan.volume == 0 {
+            return Ok(());
+        }
+        run(self, src, &plan, stream, opts)?;
+        if let Some(stream) = stream {
+            let touches_host = side(self) == Side::Host || side(src) == Side::Host;
+            if touches_host || opts.blocking == Some(true) {
+                stream
+                    .synchronize()
+                    .map_err(driver(OP, "cuStreamSynchronize"))?;
+            }
+            for s in [self.release_stream(), src.release_stream()]
+                .into_iter()
+                .flatten()
+            {
+                if !Arc::ptr_eq(s, stream) {
+                    let ev = stream
+                        .record_event(None)
+                        .map_err(driver(OP, "cuEventRecord"))?;
+                    s.wait(&ev).map_err(driver(OP, "cuStreamWaitEvent"))?;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Copies this view into `dst`; see [`copy_from`](Self::copy_from).
+    pub fn copy_to(
+        &self,
+        dst: &mut StridedMemoryView<'_>,
+        stream: Option<&Arc<CudaStream>>,
+    ) -> Result<()> {
+        dst.copy_from(self, stream)
+    }
+
+    /// The elements as bytes in row-major order (host-accessible views).
+    pub(crate) fn to_vec_bytes(&self) -> Result<Vec<u8>> {
+        let isz = self.layout().itemsize();
+        let mut out = vec![0u8; self.layout().volume() * isz];
+        let dense = StridedLayout::dense(self.shape(), isz, Order::C)?;
+        host::copy(
+            &CopyPlan::new(&dense, self.layout())?,
+            out.as_mut_ptr() as u64,
+            self.ptr(),
+        );
+        Ok(out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn views_on_different_devices_are_rejected_before_any_work() {
+        let mut a = vec![0u32; 4];
+        let b = vec![0u32; 4];
+        let l = StridedLayout::dense(&[4], 4, Order::C).unwrap();
+        let mut dst = StridedMemoryView::from_slice_mut(&mut a, l.clone())
+            .unwrap()
+            .on_fake_device(0);
+        let src = StridedMemoryView::from_slice_with_layout(&b, l)
+            .unwrap()
+            .on_fake_device(1);
+        let e = dst.copy_from(&src, None).unwrap_err();
+        assert!(matches!(e, Error::Invalid { .. }));
+        assert!(
+            e.to_string()
+                .contains("source is on device 1 and destination on device 0"),
+            "{e}"
+        );
+    }
+}

@@ -1,0 +1,158 @@
+//! Element types: what the bytes of a view mean.
+
+/// An element type, with its size and DLPack encoding.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+#[allow(missing_docs)] // the names say it
+pub enum DType {
+    Bool,
+    I8,
+    I16,
+    I32,
+    I64,
+    U8,
+    U16,
+    U32,
+    U64,
+    F16,
+    BF16,
+    F32,
+    F64,
+    Complex64,
+    Complex128,
+    F8E4M3,
+    F8E5M2,
+}
+
+/// DLPack type codes (`DLDataTypeCode`).
+pub mod dlpack_code {
+    /// Signed integer.
+    pub const INT: u8 = 0;
+    /// Unsigned integer.
+    pub const UINT: u8 = 1;
+    /// IEEE floating point.
+    pub const FLOAT: u8 = 2;
+    /// bfloat16.
+    pub const BFLOAT: u8 = 4;
+    /// Complex (two floats).
+    pub const COMPLEX: u8 = 5;
+    /// Boolean.
+    pub const BOOL: u8 = 6;
+    /// FP8 E4M3 (fn variant).
+    pub const FLOAT8_E4M3FN: u8 = 10;
+    /// FP8 E5M2.
+    pub const FLOAT8_E5M2: u8 = 12;
+}
+
+const ALL: [DType; 17] = [
+    DType::Bool,
+    DType::I8,
+    DType::I16,
+    DType::I32,
+    DType::I64,
+    DType::U8,
+    DType::U16,
+    DType::U32,
+    DType::U64,
+    DType::F16,
+    DType::BF16,
+    DType::F32,
+    DType::F64,
+    DType::Complex64,
+    DType::Complex128,
+    DType::F8E4M3,
+    DType::F8E5M2,
+];
+
+impl DType {
+    /// Every dtype.
+    pub fn all() -> &'static [DType] {
+        &ALL
+    }
+
+    /// Bytes per element.
+    pub fn itemsize(self) -> usize {
+        self.dlpack().1 as usize / 8
+    }
+
+    /// DLPack `(code, bits, lanes)`.
+    pub fn dlpack(self) -> (u8, u8, u16) {
+        use dlpack_code::*;
+        let (code, bits) = match self {
+            DType::Bool => (BOOL, 8),
+            DType::I8 => (INT, 8),
+            DType::I16 => (INT, 16),
+            DType::I32 => (INT, 32),
+            DType::I64 => (INT, 64),
+            DType::U8 => (UINT, 8),
+            DType::U16 => (UINT, 16),
+            DType::U32 => (UINT, 32),
+            DType::U64 => (UINT, 64),
+            DType::F16 => (FLOAT, 16),
+            DType::BF16 => (BFLOAT, 16),
+            DType::F32 => (FLOAT, 32),
+            DType::F64 => (FLOAT, 64),
+            DType::Complex64 => (COMPLEX, 64),
+            DType::Complex128 => (COMPLEX, 128),
+            DType::F8E4M3 => (FLOAT8_E4M3FN, 8),
+            DType::F8E5M2 => (FLOAT8_E5M2, 8),
+        };
+        (code, bits, 1)
+    }
+
+    /// The dtype of a DLPack `(code, bits, lanes)`; `None` for what stridekit has no name for.
+    pub fn from_dlpack(code: u8, bits: u8, lanes: u16) -> Option<DType> {
+        ALL.iter()
+            .copied()
+            .find(|d| d.dlpack() == (code, bits, lanes))
+    }
+
+    /// True for floating-point and complex types (the ones with a NaN).
+    pub fn is_floating(self) -> bool {
+        matches!(
+            self,
+            DType::F16
+                | DType::BF16
+                | DType::F32
+                | DType::F64
+                | DType::Complex64
+                | DType::Complex128
+                | DType::F8E4M3
+                | DType::F8E5M2
+        )
+    }
+}
+
+/// A Rust type whose values are the elements of a [`DType`].
+pub trait Element: bytemuck::Pod {
+    /// The matching dtype.
+    const DTYPE: DType;
+}
+
+macro_rules! element {
+    ($($t:ty => $d:ident),*) => {$(
+        impl Element for $t { const DTYPE: DType = DType::$d; }
+    )*};
+}
+element!(i8 => I8, i16 => I16, i32 => I32, i64 => I64, u8 => U8, u16 => U16, u32 => U32,
+    u64 => U64, f32 => F32, f64 => F64, half::f16 => F16, half::bf16 => BF16,
+    [f32; 2] => Complex64, [f64; 2] => Complex128);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn itemsizes_and_dlpack_round_trip() {
+        for &d in DType::all() {
+            let (c, b, l) = d.dlpack();
+            assert_eq!(DType::from_dlpack(c, b, l), Some(d));
+            assert_eq!(d.itemsize() * 8, b as usize);
+        }
+        assert_eq!(DType::Complex128.itemsize(), 16);
+        assert_eq!(DType::BF16.dlpack(), (4, 16, 1));
+        assert_eq!(DType::from_dlpack(2, 32, 4), None);
+        assert_eq!(<half::bf16 as Element>::DTYPE, DType::BF16);
+        assert!(DType::F8E5M2.is_floating() && !DType::Bool.is_floating());
+    }
+}

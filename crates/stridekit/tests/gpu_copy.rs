@@ -1,0 +1,245 @@
+//! Strided copies between every pair of memory kinds, on a real GPU, against the
+//! element-by-element host reference, byte for byte (gaps included).
+
+mod common;
+
+use common::{naive_copy, random_bytes, random_layout, Rng};
+use std::sync::Arc;
+use stridekit::{
+    Buffer, CudaStream, DType, Device, DeviceMemoryResource, Error, HostMemoryResource,
+    ManagedMemoryResource, MemoryResource, Order, PinnedMemoryResource, StridedLayout,
+    StridedMemoryView,
+};
+
+struct Kinds {
+    all: Vec<(&'static str, Box<dyn MemoryResource>)>,
+}
+
+fn kinds(dev: &Device) -> Kinds {
+    Kinds {
+        all: vec![
+            ("pageable", Box::new(HostMemoryResource)),
+            ("pinned", Box::new(PinnedMemoryResource::new(dev))),
+            (
+                "managed",
+                Box::new(ManagedMemoryResource::new(dev).unwrap()),
+            ),
+            ("device", Box::new(DeviceMemoryResource::new(dev).unwrap())),
+        ],
+    }
+}
+
+fn filled(mr: &dyn MemoryResource, bytes: &[u8], stream: &Arc<CudaStream>) -> Buffer {
+    let mut b = mr.allocate(bytes.len(), stream).unwrap();
+    b.copy_from_host(bytes, stream).unwrap();
+    b
+}
+
+fn read(b: &Buffer, stream: &Arc<CudaStream>) -> Vec<u8> {
+    let mut out = vec![0u8; b.size()];
+    b.copy_to_host(&mut out, stream).unwrap();
+    out
+}
+
+/// One random copy; returns a description when it fails.
+fn one_case(
+    rng: &mut Rng,
+    case: u64,
+    max_extent: u64,
+    src_kind: &(&str, Box<dyn MemoryResource>),
+    dst_kind: &(&str, Box<dyn MemoryResource>),
+    stream: &Arc<CudaStream>,
+) -> Result<(), String> {
+    let nd = rng.below(7) as usize;
+    let shape: Vec<i64> = (0..nd).map(|_| 1 + rng.below(max_extent) as i64).collect();
+    let isz = [1usize, 2, 4, 8, 16][rng.below(5) as usize];
+    let bcast = rng.below(4) == 0;
+    let (sl, sbytes) = random_layout(rng, &shape, isz, bcast);
+    let (dl, dbytes) = random_layout(rng, &shape, isz, false);
+    let src_data = random_bytes(sbytes, case);
+    let poison = random_bytes(dbytes, case ^ 0xdead_beef);
+    let sbuf = filled(src_kind.1.as_ref(), &src_data, stream);
+    let mut dbuf = filled(dst_kind.1.as_ref(), &poison, stream);
+    {
+        let src =
+            StridedMemoryView::from_buffer(&sbuf, sl.clone(), None).map_err(|e| e.to_string())?;
+        let mut dst = StridedMemoryView::from_buffer_mut(&mut dbuf, dl.clone(), None)
+            .map_err(|e| e.to_string())?;
+        dst.copy_from(&src, Some(stream))
+            .map_err(|e| e.to_string())?;
+    }
+    stream.synchronize().unwrap();
+    let got = read(&dbuf, stream);
+    let want = naive_copy(&poison, &dl, &src_data, &sl);
+    if got != want {
+        let bad = got.iter().zip(&want).filter(|(a, b)| a != b).count();
+        return Err(format!(
+            "case {case} {} -> {}: {bad} of {} bytes differ; src {sl} dst {dl}",
+            src_kind.0,
+            dst_kind.0,
+            want.len()
+        ));
+    }
+    Ok(())
+}
+
+#[test]
+#[ignore = "needs a CUDA device"]
+fn random_copies_between_every_pair_of_memory_kinds() {
+    let dev = Device::open(0).unwrap();
+    let stream = dev.new_stream().unwrap();
+    let k = kinds(&dev);
+    let mut rng = Rng(0xC0FFEE);
+    let mut failures = vec![];
+    let mut n = 0;
+    for round in 0..40u64 {
+        for (si, s) in k.all.iter().enumerate() {
+            for (di, d) in k.all.iter().enumerate() {
+                let case = round * 16 + (si * 4 + di) as u64;
+                let max_extent = if round % 5 == 4 { 40 } else { 5 };
+                n += 1;
+                if let Err(e) = one_case(&mut rng, case, max_extent, s, d, &stream) {
+                    failures.push(e);
+                }
+            }
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "{} of {n} copies wrong:\n{}",
+        failures.len(),
+        failures[..failures.len().min(20)].join("\n")
+    );
+}
+
+#[test]
+#[ignore = "needs a CUDA device"]
+fn large_transposes_through_every_path() {
+    let dev = Device::open(0).unwrap();
+    let stream = dev.new_stream().unwrap();
+    let k = kinds(&dev);
+    let (r, c) = (1000i64, 777i64);
+    for isz in [1usize, 4, 16] {
+        let bytes = (r * c) as usize * isz;
+        let src_l = StridedLayout::dense(&[r, c], isz, Order::C)
+            .unwrap()
+            .permuted(&[1, 0])
+            .unwrap();
+        let dst_l = StridedLayout::dense(&[c, r], isz, Order::C).unwrap();
+        let data = random_bytes(bytes, isz as u64);
+        let want = naive_copy(&random_bytes(bytes, 99), &dst_l, &data, &src_l);
+        for s in &k.all {
+            for d in &k.all {
+                let sbuf = filled(s.1.as_ref(), &data, &stream);
+                let mut dbuf = filled(d.1.as_ref(), &random_bytes(bytes, 99), &stream);
+                {
+                    let src = StridedMemoryView::from_buffer(&sbuf, src_l.clone(), None).unwrap();
+                    let mut dst =
+                        StridedMemoryView::from_buffer_mut(&mut dbuf, dst_l.clone(), None).unwrap();
+                    src.copy_to(&mut dst, Some(&stream)).unwrap();
+                }
+                stream.synchronize().unwrap();
+                assert!(
+                    read(&dbuf, &stream) == want,
+                    "transpose itemsize {isz} {} -> {}",
+                    s.0,
+                    d.0
+                );
+            }
+        }
+    }
+}
+
+#[test]
+#[ignore = "needs a CUDA device"]
+fn overlapping_device_copies_behave_as_if_the_source_were_copied_first() {
+    let dev = Device::open(0).unwrap();
+    let stream = dev.new_stream().unwrap();
+    let n = 100_000i64;
+    let data = random_bytes(n as usize * 4, 5);
+    for mr in [
+        Box::new(DeviceMemoryResource::new(&dev).unwrap()) as Box<dyn MemoryResource>,
+        Box::new(ManagedMemoryResource::new(&dev).unwrap()),
+    ] {
+        let buf = filled(mr.as_ref(), &data, &stream);
+        let all = StridedLayout::dense(&[n], 4, Order::C).unwrap();
+        let cases = [
+            (
+                all.sliced(stridekit::s![0..n - 3]).unwrap(),
+                all.sliced(stridekit::s![3..n]).unwrap(),
+            ),
+            (all.sliced(stridekit::s![..;-1]).unwrap(), all.clone()),
+            (
+                all.sliced(stridekit::s![1..]).unwrap(),
+                all.sliced(stridekit::s![..n - 1]).unwrap(),
+            ),
+        ];
+        for (sl, dl) in cases {
+            let mut b = filled(mr.as_ref(), &data, &stream);
+            let before = read(&b, &stream);
+            {
+                let ptr = b.ptr();
+                // SAFETY: both views cover `b`, which outlives them; nothing else touches it.
+                let src = unsafe {
+                    StridedMemoryView::from_foreign(
+                        ptr,
+                        b.size(),
+                        sl.clone(),
+                        Some(DType::U32),
+                        true,
+                        (),
+                    )
+                }
+                .unwrap();
+                // SAFETY: as above.
+                let mut dst = unsafe {
+                    StridedMemoryView::from_foreign(
+                        ptr,
+                        b.size(),
+                        dl.clone(),
+                        Some(DType::U32),
+                        false,
+                        (),
+                    )
+                }
+                .unwrap();
+                dst.copy_from(&src, Some(&stream)).unwrap();
+            }
+            stream.synchronize().unwrap();
+            let want = naive_copy(&before, &dl, &before, &sl);
+            assert!(read(&b, &stream) == want, "overlap {sl} -> {dl}");
+            b.fill(0, &stream).unwrap();
+        }
+        drop(buf);
+    }
+}
+
+#[test]
+#[ignore = "needs a CUDA device"]
+fn device_copy_rejections() {
+    let dev = Device::open(0).unwrap();
+    let stream = dev.new_stream().unwrap();
+    let mr = DeviceMemoryResource::new(&dev).unwrap();
+    let a = mr.allocate(64, &stream).unwrap();
+    let mut b = mr.allocate(64, &stream).unwrap();
+    let l = StridedLayout::dense(&[16], 4, Order::C).unwrap();
+    let src = StridedMemoryView::from_buffer(&a, l.clone(), Some(DType::F32)).unwrap();
+    assert_eq!(src.device_id(), 0);
+    let mut dst = StridedMemoryView::from_buffer_mut(&mut b, l.clone(), None).unwrap();
+    let e = dst.copy_from(&src, None).unwrap_err();
+    assert!(
+        matches!(e, Error::Invalid { .. }) && e.to_string().contains("needs a stream"),
+        "{e}"
+    );
+    let e =
+        StridedMemoryView::from_buffer(&a, StridedLayout::dense(&[17], 4, Order::C).unwrap(), None)
+            .unwrap_err();
+    assert!(e.to_string().contains("but the memory has 64 bytes"), "{e}");
+    let e = src.to_vec::<f32>().unwrap_err();
+    assert!(e.to_string().contains("which the CPU cannot read"), "{e}");
+    // Empty copies do nothing and succeed.
+    let empty = StridedLayout::dense(&[0, 3], 4, Order::C).unwrap();
+    let s0 = StridedMemoryView::from_buffer(&a, empty.clone(), None).unwrap();
+    let mut d0 = StridedMemoryView::from_buffer_mut(&mut b, empty, None).unwrap();
+    d0.copy_from(&s0, Some(&stream)).unwrap();
+}
