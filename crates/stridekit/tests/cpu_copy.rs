@@ -12,7 +12,8 @@ fn host_to_host_matches_the_naive_loop_over_random_layouts() {
     let mut rng = Rng(0x5eed);
     for case in 0..3000 {
         let nd = rng.below(7) as usize;
-        let shape: Vec<i64> = (0..nd).map(|_| 1 + rng.below(4) as i64).collect();
+        let cap = if nd >= 5 { 3 } else { 4 };
+        let shape: Vec<i64> = (0..nd).map(|_| 1 + rng.below(cap) as i64).collect();
         let isz = [1usize, 2, 4, 8, 16][rng.below(5) as usize];
         let bcast = rng.below(4) == 0;
         let (sl, sbytes) = random_layout(&mut rng, &shape, isz, bcast);
