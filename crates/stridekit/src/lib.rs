@@ -24,7 +24,9 @@ mod device;
 mod driver;
 mod dtype;
 mod error;
+pub mod managed;
 mod memory;
+mod nvrtc;
 mod pointer;
 mod view;
 
@@ -35,6 +37,7 @@ pub use device::Device;
 pub use driver::{cuda_available, driver_version};
 pub use dtype::{dlpack_code, DType, Element};
 pub use error::{Error, Result};
+pub use managed::{ManagedBuffer, ManagedRange};
 pub use memory::{
     Buffer, DeviceMemoryResource, DevicePoolOptions, HostMemoryResource, ManagedMemoryResource,
     MemoryKind, MemoryResource, PinnedMemoryResource,

@@ -62,20 +62,6 @@ fn elem_type(itemsize: usize) -> Option<&'static str> {
     })
 }
 
-fn arch(cc: (i32, i32)) -> Option<&'static str> {
-    Some(match cc {
-        (7, 0) => "compute_70",
-        (7, 5) => "compute_75",
-        (8, 0) => "compute_80",
-        (8, 6) => "compute_86",
-        (8, 9) => "compute_89",
-        (9, 0) => "compute_90",
-        (10, 0) => "compute_100",
-        (12, 0) => "compute_120",
-        _ => return None,
-    })
-}
-
 /// The kernel for (device, itemsize, rank, 64-bit indexing), compiled on first use.
 fn function(
     stream: &Arc<CudaStream>,
@@ -93,13 +79,6 @@ fn function(
         op: OP,
         reason: format!("itemsize {itemsize}; the kernel moves 1, 2, 4, 8 or 16-byte elements"),
     })?;
-    // SAFETY: only tries to dlopen the NVRTC library.
-    if !unsafe { cudarc::nvrtc::sys::is_culib_present() } {
-        return Err(Error::Unsupported {
-            op: OP,
-            reason: "NVRTC (libnvrtc) could not be loaded; strided device copies compile their kernel at run time".into(),
-        });
-    }
     let src = format!(
         "#define ELEM {elem}\n#define NDIM {ndim}\n#define IDX {}\n{SOURCE}",
         if wide {
@@ -108,21 +87,8 @@ fn function(
             "unsigned int"
         }
     );
-    let cc = ctx
-        .compute_capability()
-        .map_err(driver(OP, "cuDeviceGetAttribute"))?;
-    let opts = cudarc::nvrtc::CompileOptions {
-        arch: arch(cc),
-        name: Some(format!("stridekit_copy_{itemsize}_{ndim}.cu")),
-        ..Default::default()
-    };
-    let ptx = cudarc::nvrtc::compile_ptx_with_opts(src, opts).map_err(|e| Error::Unsupported {
-        op: OP,
-        reason: format!("NVRTC failed to compile the copy kernel: {e:?}"),
-    })?;
-    let module = ctx
-        .load_module(ptx)
-        .map_err(driver(OP, "cuModuleLoadData"))?;
+    let module =
+        crate::nvrtc::compile(OP, ctx, &format!("stridekit_copy_{itemsize}_{ndim}"), &src)?;
     let f = module
         .load_function("strided_copy")
         .map_err(driver(OP, "cuModuleGetFunction"))?;

@@ -3,6 +3,7 @@
 use super::{Buffer, Deallocate, MemoryKind, MemoryResource};
 use crate::device::Device;
 use crate::error::{check, driver, Result};
+use crate::managed::ManagedBuffer;
 use cudarc::driver::{sys, CudaStream};
 use std::sync::Arc;
 
@@ -48,14 +49,21 @@ impl ManagedMemoryResource {
             }),
         })
     }
-}
 
-impl MemoryResource for ManagedMemoryResource {
-    fn allocate(&self, size: usize, stream: &Arc<CudaStream>) -> Result<Buffer> {
+    /// Allocates `size` bytes of managed memory (`cuMemAllocManaged`, attached globally)
+    /// as a [`ManagedBuffer`], ready for advice and prefetches. The memory is released,
+    /// ordered on `stream`, when the buffer is dropped. A size of 0 gives an empty buffer.
+    ///
+    /// This inherent method is what `resource.allocate(..)` calls; through the
+    /// [`MemoryResource`] trait the same allocation comes as a plain [`Buffer`].
+    pub fn allocate(&self, size: usize, stream: &Arc<CudaStream>) -> Result<ManagedBuffer> {
         const OP: &str = "ManagedMemoryResource::allocate";
         let ordinal = self.inner.device.ordinal();
         if size == 0 {
-            return Ok(Buffer::empty(MemoryKind::Managed, Some(ordinal)));
+            return Ok(ManagedBuffer::from_buffer_unchecked(Buffer::empty(
+                MemoryKind::Managed,
+                Some(ordinal),
+            )));
         }
         self.inner.device.bind(OP)?;
         let mut ptr: sys::CUdeviceptr = 0;
@@ -64,14 +72,20 @@ impl MemoryResource for ManagedMemoryResource {
         check(OP, "cuMemAllocManaged", unsafe {
             sys::cuMemAllocManaged(&mut ptr, size, flags)
         })?;
-        Ok(Buffer::from_resource(
+        Ok(ManagedBuffer::from_buffer_unchecked(Buffer::from_resource(
             ptr,
             size,
             MemoryKind::Managed,
             Some(ordinal),
             self.inner.clone(),
             stream.clone(),
-        ))
+        )))
+    }
+}
+
+impl MemoryResource for ManagedMemoryResource {
+    fn allocate(&self, size: usize, stream: &Arc<CudaStream>) -> Result<Buffer> {
+        ManagedMemoryResource::allocate(self, size, stream).map(Buffer::from)
     }
 
     fn kind(&self) -> MemoryKind {

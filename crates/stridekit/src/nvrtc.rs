@@ -1,0 +1,99 @@
+//! Run-time compilation of CUDA C++ with NVRTC, cached per device and source.
+
+use crate::device::Device;
+use crate::error::{driver, Error, Result};
+use cudarc::driver::{CudaContext, CudaModule};
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, OnceLock};
+
+type Key = (usize, String);
+
+fn cache() -> &'static Mutex<HashMap<Key, Arc<CudaModule>>> {
+    static CACHE: OnceLock<Mutex<HashMap<Key, Arc<CudaModule>>>> = OnceLock::new();
+    CACHE.get_or_init(|| Mutex::new(HashMap::new()))
+}
+
+/// The virtual architecture NVRTC compiles for on a device of compute capability `cc`.
+pub(crate) fn arch(cc: (i32, i32)) -> Option<&'static str> {
+    Some(match cc {
+        (7, 0) => "compute_70",
+        (7, 2) => "compute_72",
+        (7, 5) => "compute_75",
+        (8, 0) => "compute_80",
+        (8, 6) => "compute_86",
+        (8, 7) => "compute_87",
+        (8, 9) => "compute_89",
+        (9, 0) => "compute_90",
+        (10, 0) => "compute_100",
+        (10, 3) => "compute_103",
+        (12, 0) => "compute_120",
+        _ => return None,
+    })
+}
+
+/// Compiles `source` for the device behind `ctx` and loads it, once per (device, source).
+pub(crate) fn compile(
+    op: &'static str,
+    ctx: &Arc<CudaContext>,
+    name: &str,
+    source: &str,
+) -> Result<Arc<CudaModule>> {
+    let key = (ctx.ordinal(), source.to_owned());
+    if let Some(m) = cache().lock().map_err(|_| poisoned(op))?.get(&key) {
+        return Ok(m.clone());
+    }
+    // SAFETY: only tries to dlopen the NVRTC library.
+    if !unsafe { cudarc::nvrtc::sys::is_culib_present() } {
+        return Err(Error::Unsupported {
+            op,
+            reason: "NVRTC (libnvrtc) could not be loaded; kernels are compiled at run time".into(),
+        });
+    }
+    let cc = ctx
+        .compute_capability()
+        .map_err(driver(op, "cuDeviceGetAttribute"))?;
+    let opts = cudarc::nvrtc::CompileOptions {
+        arch: arch(cc),
+        name: Some(format!("{name}.cu")),
+        ..Default::default()
+    };
+    let ptx =
+        cudarc::nvrtc::compile_ptx_with_opts(source, opts).map_err(|e| Error::Unsupported {
+            op,
+            reason: format!("NVRTC failed to compile {name}: {e:?}"),
+        })?;
+    let module = ctx
+        .load_module(ptx)
+        .map_err(driver(op, "cuModuleLoadData"))?;
+    cache()
+        .lock()
+        .map_err(|_| poisoned(op))?
+        .insert(key, module.clone());
+    Ok(module)
+}
+
+fn poisoned(op: &'static str) -> Error {
+    Error::Invalid {
+        op,
+        rule: "the kernel cache lock was poisoned by a panic in another thread".into(),
+    }
+}
+
+impl Device {
+    /// Compiles CUDA C++ `source` with NVRTC for this device's architecture and loads the
+    /// module; the same source on the same device is compiled once per process.
+    ///
+    /// ```no_run
+    /// use stridekit::cudarc::driver::{LaunchConfig, PushKernelArg};
+    /// let dev = stridekit::Device::open(0)?;
+    /// let module = dev.compile_module(
+    ///     "fill",
+    ///     r#"extern "C" __global__ void fill(int* p, int v) { p[threadIdx.x] = v; }"#,
+    /// )?;
+    /// let f = module.load_function("fill").unwrap();
+    /// # Ok::<(), stridekit::Error>(())
+    /// ```
+    pub fn compile_module(&self, name: &str, source: &str) -> Result<Arc<CudaModule>> {
+        compile("Device::compile_module", self.context(), name, source)
+    }
+}
