@@ -289,9 +289,24 @@ fn batches_of_1_2_and_64_ranges() {
             "buffer {i}"
         );
     }
-    // The default stream works too.
-    managed::prefetch_batch(&ranges[..2], Location::Device(0), &dev.default_stream()).unwrap();
+    // The legacy default stream: prefetches fall back to single calls, discards (which
+    // only exist batched) are refused before the driver, which would reject the stream.
+    let legacy = dev.default_stream();
+    managed::prefetch_batch(&ranges[..2], Location::Device(0), &legacy).unwrap();
+    managed::prefetch(&bufs[2], Location::Device(0), &legacy).unwrap();
     dev.synchronize().unwrap();
+    for r in &ranges[..3] {
+        assert_eq!(
+            managed::last_prefetch_location(*r).unwrap(),
+            Some(Location::Device(0))
+        );
+    }
+    let e = managed::discard_batch(&ranges[..2], &legacy).unwrap_err();
+    assert!(e.to_string().contains("legacy default stream"), "{e}");
+    let e = bufs[0]
+        .discard_and_prefetch(Location::Host, &legacy)
+        .unwrap_err();
+    assert!(matches!(e, Error::Invalid { .. }), "{e}");
 
     // Discard in batches, then discard-and-prefetch with per-range locations, and let a
     // kernel write every range.

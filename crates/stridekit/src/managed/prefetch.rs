@@ -126,6 +126,20 @@ fn prepare_batch(
     bind(op, stream)
 }
 
+/// The batched calls reject the legacy default stream (CUstream 0) with
+/// CUDA_ERROR_INVALID_VALUE (seen on driver 13.0); say so before calling.
+fn check_not_legacy_stream(op: &'static str, stream: &CudaStream) -> Result<()> {
+    if stream.cu_stream().is_null() {
+        return Err(invalid(
+            op,
+            "the legacy default stream (CUstream 0) was given; the driver's batched \
+             managed-memory calls (which discard uses) do not accept it, so pass a stream \
+             from Device::new_stream",
+        ));
+    }
+    Ok(())
+}
+
 fn bind(op: &'static str, stream: &CudaStream) -> Result<()> {
     stream
         .context()
@@ -176,7 +190,8 @@ pub fn prefetch<'a>(
 }
 
 /// Discards the range's contents on `stream`: its pages lose their data (reads see
-/// unspecified values until written) and need not migrate. CUDA 13 drivers only.
+/// unspecified values until written) and need not migrate. CUDA 13 drivers only; the
+/// stream must not be the legacy default stream (the driver refuses it).
 pub fn discard<'a>(range: impl Into<ManagedRange<'a>>, stream: &CudaStream) -> Result<()> {
     discard_batch_op("managed::discard", &[range.into()], stream)
 }
@@ -197,7 +212,8 @@ pub fn discard_and_prefetch<'a>(
 }
 
 /// Prefetches many ranges with one driver call (`cuMemPrefetchBatchAsync`). On a driver
-/// without it, falls back to one `cuMemPrefetchAsync` per range.
+/// without it, and on the legacy default stream (which the batched call rejects), falls
+/// back to one `cuMemPrefetchAsync` per range.
 ///
 /// ```no_run
 /// use stridekit::{managed, managed::Location, Device, ManagedMemoryResource};
@@ -217,7 +233,9 @@ pub fn prefetch_batch<'l>(
     const OP: &str = "managed::prefetch_batch";
     let plan = plan_batch(OP, ranges, Some(locations.into()))?;
     ensure(OP)?;
-    if !has_symbol(PREFETCH_BATCH) {
+    // Without the batched entry point, or on the legacy default stream that it rejects,
+    // one cuMemPrefetchAsync per range does the same work.
+    if !has_symbol(PREFETCH_BATCH) || stream.cu_stream().is_null() {
         let n = prepare(OP, PREFETCH_V2)?;
         for loc in &plan.locations {
             loc.check(OP, LocationUse::Prefetch, Some(n))?;
@@ -257,7 +275,8 @@ pub fn prefetch_batch<'l>(
 }
 
 /// Discards many ranges with one driver call (`cuMemDiscardBatchAsync`). A driver
-/// without it answers [`Error::Unsupported`](crate::Error::Unsupported).
+/// without it answers [`Error::Unsupported`](crate::Error::Unsupported); the legacy
+/// default stream, which the driver rejects here, is refused with a clear error.
 pub fn discard_batch(ranges: &[ManagedRange<'_>], stream: &CudaStream) -> Result<()> {
     discard_batch_op("managed::discard_batch", ranges, stream)
 }
