@@ -116,6 +116,7 @@ fn prepare_batch(
     plan: &BatchPlan,
     stream: &CudaStream,
 ) -> Result<()> {
+    check_not_legacy_stream(op, stream)?;
     let n = prepare(op, symbol)?;
     for loc in &plan.locations {
         loc.check(op, LocationUse::Prefetch, Some(n))?;
