@@ -28,6 +28,7 @@ pub mod managed;
 mod memory;
 mod nvrtc;
 mod pointer;
+pub mod tma;
 mod view;
 
 pub use copy::CopyOptions;
@@ -45,4 +46,5 @@ pub use memory::{
 pub use pointer::{pointer_info, PointerInfo, PointerKind};
 pub use stridekit_layout as layout;
 pub use stridekit_layout::{s, CopyPlan, LayoutError, Order, SliceArg, StridedLayout};
+pub use tma::TensorMapDescriptor;
 pub use view::StridedMemoryView;

@@ -1,0 +1,355 @@
+//! `TensorMapDescriptor`: a validated `CUtensorMap` built from a view, usable as a kernel
+//! argument.
+
+use super::options::{Im2colOptions, Im2colWideOptions, TensorMapDataType, TiledOptions};
+use super::validate::{encode, Encoding, Kind, Source};
+use crate::driver::{ensure, has_symbol};
+use crate::error::{check, invalid, Error, Result};
+use crate::view::StridedMemoryView;
+use cudarc::driver::{sys, DeviceRepr, LaunchArgs, PushKernelArg};
+use std::marker::PhantomData;
+use std::sync::OnceLock;
+use stridekit_layout::StridedLayout;
+
+/// The 128-byte, 64-byte aligned driver object, passed to kernels by value.
+#[derive(Clone, Copy)]
+#[repr(transparent)]
+struct RawTensorMap(sys::CUtensorMap);
+
+// SAFETY: a plain 128-byte C struct (`CUtensorMap`, align >= 64) that kernels take by
+// value as `const __grid_constant__ CUtensorMap`.
+unsafe impl DeviceRepr for RawTensorMap {}
+
+/// A TMA tensor map (`CUtensorMap`) describing a view, for Hopper and newer GPUs.
+///
+/// Built from a device-accessible [`StridedMemoryView`] whose shape, box and strides are
+/// given in the view's (row-major) order; stridekit reverses them for the driver and
+/// checks every rule of the driver's encode call first, naming the value and the rule.
+/// The descriptor borrows the view's memory for `'a`, knows its device, and is a kernel
+/// argument: push it into cudarc's launch builder and declare the parameter as
+/// `const __grid_constant__ CUtensorMap`.
+///
+/// ```no_run
+/// use stridekit::cudarc::driver::PushKernelArg;
+/// use stridekit::tma::{Swizzle, TiledOptions};
+/// use stridekit::{Device, DeviceMemoryResource, MemoryResource, Order, StridedLayout, StridedMemoryView, DType};
+/// let dev = Device::open(0)?;
+/// let stream = dev.new_stream()?;
+/// let buf = DeviceMemoryResource::new(&dev)?.allocate(1024 * 1024 * 4, &stream)?;
+/// let layout = StridedLayout::dense(&[1024, 1024], 4, Order::C)?;
+/// let view = StridedMemoryView::from_buffer(&buf, layout, Some(DType::F32))?;
+/// let tmap = view.as_tensor_map(&TiledOptions::new(&[64, 32]).swizzle(Swizzle::B128))?;
+/// // let mut launch = stream.launch_builder(&kernel); launch.arg(&tmap);
+/// # Ok::<(), stridekit::Error>(())
+/// ```
+#[derive(Clone)]
+pub struct TensorMapDescriptor<'a> {
+    raw: RawTensorMap,
+    device: usize,
+    encoding: Encoding,
+    layout: StridedLayout,
+    _memory: PhantomData<&'a ()>,
+}
+
+impl std::fmt::Debug for TensorMapDescriptor<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TensorMapDescriptor")
+            .field("device", &self.device)
+            .field("address", &format_args!("{:#x}", self.encoding.address))
+            .field("data_type", &self.encoding.data_type)
+            .field("layout", &self.layout)
+            .finish()
+    }
+}
+
+fn symbol_present(cache: &'static OnceLock<bool>, name: &str) -> bool {
+    *cache.get_or_init(|| has_symbol(name))
+}
+
+/// Compute capability of a device ordinal, read once per process and device.
+fn compute_capability(op: &'static str, ordinal: usize) -> Result<(i32, i32)> {
+    use std::collections::HashMap;
+    use std::sync::Mutex;
+    static CACHE: OnceLock<Mutex<HashMap<usize, (i32, i32)>>> = OnceLock::new();
+    let cache = CACHE.get_or_init(|| Mutex::new(HashMap::new()));
+    if let Some(cc) = cache.lock().ok().and_then(|c| c.get(&ordinal).copied()) {
+        return Ok(cc);
+    }
+    ensure(op)?;
+    let mut dev = 0;
+    // SAFETY: the driver is loaded; valid out-pointer.
+    check(op, "cuDeviceGet", unsafe {
+        sys::cuDeviceGet(&mut dev, ordinal as i32)
+    })?;
+    let mut cc = (0, 0);
+    use sys::CUdevice_attribute as A;
+    for (out, attr) in [
+        (&mut cc.0, A::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR),
+        (&mut cc.1, A::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR),
+    ] {
+        // SAFETY: valid out-pointer and device handle.
+        check(op, "cuDeviceGetAttribute", unsafe {
+            sys::cuDeviceGetAttribute(out, attr, dev)
+        })?;
+    }
+    if let Ok(mut c) = cache.lock() {
+        c.insert(ordinal, cc);
+    }
+    Ok(cc)
+}
+
+/// The device of a view that TMA can read, or why not.
+fn device_of(op: &'static str, view: &StridedMemoryView<'_>) -> Result<usize> {
+    if !view.is_device_accessible() {
+        return Err(invalid(
+            op,
+            format!(
+                "the view is {:?} memory, which the GPU cannot read; TMA needs device, managed or pinned memory",
+                view.kind()
+            ),
+        ));
+    }
+    view.device_ordinal().ok_or_else(|| {
+        invalid(
+            op,
+            "the view's memory belongs to no known device; wrap it with Buffer::from_handle so the driver reports its device",
+        )
+    })
+}
+
+impl<'a> TensorMapDescriptor<'a> {
+    fn build(view: &StridedMemoryView<'a>, kind: Kind<'_>) -> Result<Self> {
+        let op = kind.op();
+        let device = device_of(op, view)?;
+        let cc = compute_capability(op, device)?;
+        let encoding = encode(
+            Source {
+                layout: view.layout(),
+                base: view.ptr(),
+                dtype: view.dtype(),
+                cc,
+            },
+            kind,
+        )?;
+        let raw = encode_with_driver(&encoding, kind)?;
+        Ok(TensorMapDescriptor {
+            raw,
+            device,
+            encoding,
+            layout: view.layout().clone(),
+            _memory: PhantomData,
+        })
+    }
+
+    /// A tiled tensor map (rank 1 to 5): each load moves one box of `options.box_dim`.
+    pub fn tiled(view: &StridedMemoryView<'a>, options: &TiledOptions) -> Result<Self> {
+        Self::build(view, Kind::Tiled(options))
+    }
+
+    /// An im2col tensor map over an N(D)(H)WC view (rank 3 to 5).
+    pub fn im2col(view: &StridedMemoryView<'a>, options: &Im2colOptions) -> Result<Self> {
+        Self::build(view, Kind::Im2col(options))
+    }
+
+    /// An im2col-wide tensor map (compute capability 10.0+ and a CUDA 12.8+ driver);
+    /// elsewhere it answers [`Error::Unsupported`].
+    pub fn im2col_wide(view: &StridedMemoryView<'a>, options: &Im2colWideOptions) -> Result<Self> {
+        Self::build(view, Kind::Im2colWide(options))
+    }
+
+    /// Re-points the descriptor at `view`, which must have the same shape, strides and
+    /// itemsize, live on the same device, and meet the same alignment rules.
+    pub fn replace_address(&mut self, view: &StridedMemoryView<'a>) -> Result<()> {
+        const OP: &str = "TensorMapDescriptor::replace_address";
+        let device = device_of(OP, view)?;
+        if device != self.device {
+            return Err(invalid(
+                OP,
+                format!(
+                    "the view is on device {device} but the descriptor was built for device {}",
+                    self.device
+                ),
+            ));
+        }
+        let (l, m) = (view.layout(), &self.layout);
+        if l.shape() != m.shape() || l.strides() != m.strides() || l.itemsize() != m.itemsize() {
+            return Err(invalid(
+                OP,
+                format!(
+                    "the view has shape {:?}, strides {:?} and itemsize {}, the descriptor shape {:?}, strides {:?} and itemsize {}; they must match",
+                    l.shape(), l.strides(), l.itemsize(), m.shape(), m.strides(), m.itemsize()
+                ),
+            ));
+        }
+        let isz = l.itemsize() as i64;
+        let address = view
+            .ptr()
+            .checked_add_signed(l.slice_offset() * isz)
+            .ok_or_else(|| {
+                invalid(
+                    OP,
+                    "the view's first element lies outside the address space",
+                )
+            })?;
+        let align = if self.encoding.common.interleave == super::Interleave::B32 {
+            32
+        } else {
+            16
+        };
+        if address % align != 0 {
+            return Err(invalid(
+                OP,
+                format!(
+                    "the view's first element is at {address:#x}, {} bytes past a {align}-byte boundary; the global address must be {align}-byte aligned (cuTensorMapReplaceAddress: globalAddress)",
+                    address % align
+                ),
+            ));
+        }
+        static SYM: OnceLock<bool> = OnceLock::new();
+        require(OP, &SYM, "cuTensorMapReplaceAddress")?;
+        // SAFETY: `raw` is a tensor map the driver encoded; the address is aligned and
+        // points at memory with the descriptor's shape and strides (checked above).
+        check(OP, "cuTensorMapReplaceAddress", unsafe {
+            sys::cuTensorMapReplaceAddress(&mut self.raw.0, address as *mut std::ffi::c_void)
+        })?;
+        self.encoding.address = address;
+        Ok(())
+    }
+
+    /// The device the descriptor's memory is on.
+    pub fn device_ordinal(&self) -> usize {
+        self.device
+    }
+
+    /// The address of the first element.
+    pub fn address(&self) -> u64 {
+        self.encoding.address
+    }
+
+    /// The element type TMA moves.
+    pub fn data_type(&self) -> TensorMapDataType {
+        self.encoding.data_type
+    }
+
+    /// The layout of the view it describes.
+    pub fn layout(&self) -> &StridedLayout {
+        &self.layout
+    }
+
+    /// The 128 bytes of the driver's `CUtensorMap`.
+    pub fn as_raw(&self) -> &sys::CUtensorMap {
+        &self.raw.0
+    }
+}
+
+fn require(op: &'static str, cache: &'static OnceLock<bool>, name: &'static str) -> Result<()> {
+    ensure(op)?;
+    if symbol_present(cache, name) {
+        return Ok(());
+    }
+    let (maj, min) = crate::driver_version().unwrap_or((0, 0));
+    Err(Error::Unsupported {
+        op,
+        reason: format!("the CUDA driver ({maj}.{min}) has no entry point {name}"),
+    })
+}
+
+fn encode_with_driver(e: &Encoding, kind: Kind<'_>) -> Result<RawTensorMap> {
+    let op = kind.op();
+    static TILED: OnceLock<bool> = OnceLock::new();
+    static IM2COL: OnceLock<bool> = OnceLock::new();
+    static WIDE: OnceLock<bool> = OnceLock::new();
+    let mut map = sys::CUtensorMap { opaque: [0; 16] };
+    let c = &e.common;
+    let addr = e.address as *mut std::ffi::c_void;
+    let rank = e.rank as u32;
+    match kind {
+        Kind::Tiled(_) => {
+            require(op, &TILED, "cuTensorMapEncodeTiled")?;
+            // SAFETY: the entry point exists; every array holds at least `rank` (or
+            // rank - 1) entries; all values were validated against the documented rules.
+            check(op, "cuTensorMapEncodeTiled", unsafe {
+                sys::cuTensorMapEncodeTiled(
+                    &mut map,
+                    e.data_type.to_cu(),
+                    rank,
+                    addr,
+                    e.global_dim.as_ptr(),
+                    e.global_strides.as_ptr(),
+                    e.box_dim.as_ptr(),
+                    e.element_strides.as_ptr(),
+                    c.interleave.to_cu(),
+                    c.swizzle.to_cu(),
+                    c.l2_promotion.to_cu(),
+                    c.oob_fill.to_cu(),
+                )
+            })?;
+        }
+        Kind::Im2col(_) => {
+            require(op, &IM2COL, "cuTensorMapEncodeIm2col")?;
+            // SAFETY: as above; the corner arrays hold 3 entries (rank - 2 used).
+            check(op, "cuTensorMapEncodeIm2col", unsafe {
+                sys::cuTensorMapEncodeIm2col(
+                    &mut map,
+                    e.data_type.to_cu(),
+                    rank,
+                    addr,
+                    e.global_dim.as_ptr(),
+                    e.global_strides.as_ptr(),
+                    e.lower_corner.as_ptr(),
+                    e.upper_corner.as_ptr(),
+                    e.channels_per_pixel,
+                    e.pixels_per_column,
+                    e.element_strides.as_ptr(),
+                    c.interleave.to_cu(),
+                    c.swizzle.to_cu(),
+                    c.l2_promotion.to_cu(),
+                    c.oob_fill.to_cu(),
+                )
+            })?;
+        }
+        Kind::Im2colWide(_) => {
+            require(op, &WIDE, "cuTensorMapEncodeIm2colWide")?;
+            // SAFETY: as above.
+            check(op, "cuTensorMapEncodeIm2colWide", unsafe {
+                sys::cuTensorMapEncodeIm2colWide(
+                    &mut map,
+                    e.data_type.to_cu(),
+                    rank,
+                    addr,
+                    e.global_dim.as_ptr(),
+                    e.global_strides.as_ptr(),
+                    e.lower_corner[0],
+                    e.upper_corner[0],
+                    e.channels_per_pixel,
+                    e.pixels_per_column,
+                    e.element_strides.as_ptr(),
+                    c.interleave.to_cu(),
+                    e.wide_mode.to_cu(),
+                    c.swizzle.to_cu(),
+                    c.l2_promotion.to_cu(),
+                    c.oob_fill.to_cu(),
+                )
+            })?;
+        }
+    }
+    Ok(RawTensorMap(map))
+}
+
+// A descriptor goes into a launch as its 128-byte `CUtensorMap`, by value.
+// SAFETY: pushes a pointer to the `RawTensorMap` inside the descriptor, which the borrow
+// `'b` keeps alive for as long as the launch builder.
+unsafe impl<'a, 'b: 'a, 'c> PushKernelArg<&'b TensorMapDescriptor<'c>> for LaunchArgs<'a> {
+    #[inline(always)]
+    fn arg(&mut self, arg: &'b TensorMapDescriptor<'c>) -> &mut Self {
+        self.arg(&arg.raw)
+    }
+}
+
+impl<'a> StridedMemoryView<'a> {
+    /// A tiled TMA descriptor of this view: the short path to
+    /// [`TensorMapDescriptor::tiled`].
+    pub fn as_tensor_map(&self, options: &TiledOptions) -> Result<TensorMapDescriptor<'a>> {
+        TensorMapDescriptor::tiled(self, options)
+    }
+}
