@@ -124,14 +124,16 @@ pub(crate) fn encode(src: Source<'_>, kind: Kind<'_>) -> Result<Encoding> {
     // Data type.
     let itemsize = layout.itemsize();
     let data_type = match (common.data_type, src.dtype) {
-        (Some(t), _) if t.size() != itemsize => return Err(cx.bad(
-            format!(
+        (Some(t), _) if t.size() != itemsize => {
+            return Err(cx.bad(
+                format!(
                 "data type {t:?} has {} bytes per element but the view's elements have {itemsize}",
                 t.size()
             ),
-            "an explicit data type must have the view's itemsize",
-            "tensorDataType",
-        )),
+                "an explicit data type must have the view's itemsize",
+                "tensorDataType",
+            ))
+        }
         (Some(t), _) => t,
         (None, Some(d)) => TensorMapDataType::for_dtype(d).ok_or_else(|| {
             cx.bad(
@@ -307,8 +309,8 @@ pub(crate) fn encode(src: Source<'_>, kind: Kind<'_>) -> Result<Encoding> {
         wide_mode: Im2colWideMode::W,
         common: common.clone(),
     };
-    for axis in 0..rank {
-        enc.global_dim[inner - axis] = shape[axis] as u64;
+    for (axis, &e) in shape.iter().enumerate() {
+        enc.global_dim[inner - axis] = e as u64;
     }
 
     // Element strides.
@@ -336,8 +338,8 @@ pub(crate) fn encode(src: Source<'_>, kind: Kind<'_>) -> Result<Encoding> {
                 "elementStrides[0]",
             ));
         }
-        for axis in 0..rank {
-            enc.element_strides[inner - axis] = es[axis];
+        for (axis, &e) in es.iter().enumerate() {
+            enc.element_strides[inner - axis] = e;
         }
     }
 
