@@ -194,13 +194,6 @@ fn tma_tour(dev: &Device) -> Result<(), stridekit::Error> {
         op: "tour",
         rule: e.to_string(),
     };
-    // A transposed view is refused with the fix spelled out.
-    let host = vec![0f32; 64 * 64];
-    let hv = StridedMemoryView::from_slice(&host, &[64, 64])?;
-    let t = hv.view(hv.layout().permuted(&[1, 0])?, Some(DType::F32))?;
-    if let Err(e) = t.as_tensor_map(&TiledOptions::new(&[16, 16])) {
-        println!("transposed view: {e}");
-    }
     if dev.compute_capability()? < (9, 0) {
         println!("this GPU has no TMA (compute capability 9.0 needed): skipped the tile copy");
         return Ok(());
@@ -213,6 +206,11 @@ fn tma_tour(dev: &Device) -> Result<(), stridekit::Error> {
     let full = StridedLayout::dense(&[rows, cols], 4, Order::C)?;
     let inner = full.sliced(s![16..80, 32..128])?;
     let view = StridedMemoryView::from_buffer(&buf, inner.clone(), Some(DType::F32))?;
+    // A transposed view is refused with the fix spelled out, before the driver sees it.
+    let transposed = view.view(view.layout().permuted(&[1, 0])?, Some(DType::F32))?;
+    if let Err(e) = transposed.as_tensor_map(&TiledOptions::new(&[16, 16])) {
+        println!("transposed view: {e}");
+    }
     let tmap = view.as_tensor_map(&TiledOptions::new(&[8, 32]).swizzle(Swizzle::B128))?;
     println!("descriptor for {inner}: {tmap:?}");
     let module = dev.compile_module(

@@ -29,6 +29,11 @@ unsafe impl DeviceRepr for RawTensorMap {}
 /// argument: push it into cudarc's launch builder and declare the parameter as
 /// `const __grid_constant__ CUtensorMap`.
 ///
+/// In the kernel, coordinates are innermost-first and the innermost start coordinate of
+/// a tiled load must be a multiple of [`inner_coordinate_multiple`](Self::inner_coordinate_multiple)
+/// elements (16 bytes); tiles may otherwise start anywhere, negative coordinates and
+/// tiles crossing the edge included (those elements read the out-of-bounds fill).
+///
 /// ```no_run
 /// use stridekit::cudarc::driver::PushKernelArg;
 /// use stridekit::tma::{Swizzle, TiledOptions};
@@ -229,6 +234,15 @@ impl<'a> TensorMapDescriptor<'a> {
     /// The element type TMA moves.
     pub fn data_type(&self) -> TensorMapDataType {
         self.encoding.data_type
+    }
+
+    /// The granularity, in elements, of the innermost start coordinate a kernel may pass
+    /// to a tiled load: the inner coordinate times the element size must be a multiple
+    /// of 16 bytes. This is a rule of the load instruction, not of the descriptor, so no
+    /// encode call can check it; on an H100 a load that breaks it traps with
+    /// `CUDA_ERROR_ILLEGAL_INSTRUCTION`, which ends the context.
+    pub fn inner_coordinate_multiple(&self) -> usize {
+        (16 / self.encoding.data_type.size()).max(1)
     }
 
     /// The layout of the view it describes.
