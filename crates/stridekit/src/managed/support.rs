@@ -43,7 +43,16 @@ pub(crate) fn require_concurrent_access(op: &'static str, ordinal: usize) -> Res
             dev,
         )
     })?;
-    if v == 0 {
+    concurrent_access_verdict(op, ordinal, v)
+}
+
+/// The decision on a device's `CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS` value.
+pub(crate) fn concurrent_access_verdict(
+    op: &'static str,
+    ordinal: usize,
+    value: i32,
+) -> Result<()> {
+    if value == 0 {
         return Err(Error::Unsupported {
             op,
             reason: format!(
@@ -61,5 +70,23 @@ pub(crate) fn require_location_access(op: &'static str, loc: Location) -> Result
     match loc {
         Location::Device(d) => require_concurrent_access(op, d),
         _ => Ok(()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn devices_without_concurrent_access_are_unsupported() {
+        assert!(concurrent_access_verdict("managed::prefetch", 0, 1).is_ok());
+        let e = concurrent_access_verdict("managed::prefetch", 1, 0).unwrap_err();
+        assert!(matches!(e, Error::Unsupported { .. }));
+        assert_eq!(
+            e.to_string(),
+            "managed::prefetch: not supported here: device 1 has no concurrent managed access \
+             (CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS = 0), so the driver cannot honour \
+             managed-memory advice or prefetches there"
+        );
     }
 }

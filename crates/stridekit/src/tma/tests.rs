@@ -474,3 +474,38 @@ fn errors_are_invalid_or_unsupported() {
         Err(Error::Unsupported { .. })
     ));
 }
+
+#[test]
+fn descriptors_are_send_sync_clone() {
+    fn assert_traits<T: Send + Sync + Clone>() {}
+    assert_traits::<TensorMapDescriptor<'static>>();
+    assert_traits::<TiledOptions>();
+    assert_traits::<Im2colOptions>();
+    fn assert_send_sync<T: Send + Sync>() {}
+    assert_send_sync::<crate::ManagedBuffer>();
+    assert_send_sync::<crate::managed::ManagedRange<'static>>();
+}
+
+#[test]
+fn data_types_follow_the_view_dtype() {
+    use TensorMapDataType as T;
+    for (d, t) in [
+        (DType::U8, T::U8),
+        (DType::I8, T::U8),
+        (DType::Bool, T::U8),
+        (DType::I16, T::U16),
+        (DType::F16, T::F16),
+        (DType::BF16, T::BF16),
+        (DType::I32, T::I32),
+        (DType::U32, T::U32),
+        (DType::F32, T::F32),
+        (DType::I64, T::I64),
+        (DType::U64, T::U64),
+        (DType::F64, T::F64),
+    ] {
+        assert_eq!(TensorMapDataType::for_dtype(d), Some(t));
+        assert_eq!(t.size(), d.itemsize(), "{d:?}");
+    }
+    assert_eq!(TensorMapDataType::for_dtype(DType::Complex128), None);
+    assert!(T::TF32.is_floating() && !T::I64.is_floating());
+}
