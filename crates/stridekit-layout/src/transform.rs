@@ -85,8 +85,8 @@ impl StridedLayout {
     /// Row-major stride matching of a non-empty layout to `shape` of the same volume.
     ///
     /// Old and new axes are cut into the shortest groups of equal volume; the old axes of
-    /// a group must merge (`stride[k] == stride[k+1] * shape[k+1]`). Old extent-1 axes
-    /// between groups are skipped. New extent-1 axes after the last group take the stride
+    /// a group with extent > 1 must merge, each with the next (`stride[a] == stride[b] *
+    /// shape[b]`); extent-1 axes, inside or between groups, are skipped. New extent-1 axes after the last group take the stride
     /// of the old last axis.
     fn split_merge_strides(&self, shape: &[i64]) -> Result<Dims> {
         let (old_e, old_s) = (self.shape(), self.strides());
@@ -111,18 +111,24 @@ impl StridedLayout {
                     oj += 1;
                 }
             }
-            for k in oi..oj - 1 {
-                let merged = old_s[k + 1] * old_e[k + 1];
-                if old_s[k] != merged {
-                    return Err(LayoutError::ReshapeIncompatible {
-                        from: Tuple::from(old_e),
-                        to: Tuple::from(shape),
-                        first: k,
-                        last: k + 1,
-                        stride: old_s[k],
-                        merged,
-                    });
+            // Extent-1 axes inside a group are never stepped along: only the axes with
+            // extent > 1 must merge, each with the next one.
+            let mut prev: Option<usize> = None;
+            for k in (oi..oj).filter(|&k| old_e[k] != 1) {
+                if let Some(p) = prev {
+                    let merged = old_s[k] * old_e[k];
+                    if old_s[p] != merged {
+                        return Err(LayoutError::ReshapeIncompatible {
+                            from: Tuple::from(old_e),
+                            to: Tuple::from(shape),
+                            first: p,
+                            last: k,
+                            stride: old_s[p],
+                            merged,
+                        });
+                    }
                 }
+                prev = Some(k);
             }
             strides[nj - 1] = old_s[oj - 1];
             for k in (ni + 1..nj).rev() {

@@ -1,6 +1,9 @@
 //! Replays the cases recorded from cuda.core 1.2 (tools/gen_layout_fixture.py): every case
 //! must give the same layout or value, or be rejected where cuda.core rejected it.
 
+mod common;
+
+use common::offsets;
 use serde_json::Value;
 use stridekit_layout::{Order, RepackOptions, SliceArg, StridedLayout};
 
@@ -145,6 +148,7 @@ fn run(case: &Value) -> Result<Value, String> {
 fn replays_every_recorded_cuda_core_case() {
     let mut failures = Vec::new();
     let mut count = 0;
+    let mut improved = 0;
     for (line_no, line) in CASES.lines().enumerate() {
         let case: Value = serde_json::from_str(line).expect("fixture line is JSON");
         count += 1;
@@ -153,6 +157,11 @@ fn replays_every_recorded_cuda_core_case() {
         let matches = match (&got, ok) {
             (Ok(v), true) => *v == case["result"],
             (Err(_), false) => true,
+            (Ok(_), false) => {
+                let deliberate = reshape_through_unit_axis(&case);
+                improved += usize::from(deliberate);
+                deliberate
+            }
             _ => false,
         };
         if !matches {
@@ -163,6 +172,7 @@ fn replays_every_recorded_cuda_core_case() {
         }
     }
     assert!(count >= 3000, "fixture has only {count} cases");
+    println!("{improved} reshapes through extent-1 axes accepted where cuda.core refuses them");
     assert!(
         failures.is_empty(),
         "{} of {count} cases differ from cuda.core:\n{}",
@@ -186,5 +196,31 @@ fn rejections_carry_a_message_naming_the_operation() {
                 assert!(msg.contains(':') && msg.len() > 20, "terse message: {msg}");
             }
         }
+    }
+}
+
+/// The one deliberate difference: cuda.core refuses a reshape when an extent-1 axis with
+/// an unrelated stride sits between axes that merge; stridekit skips such axes (they are
+/// never stepped along). Accepted only if the base has an extent-1 axis and the result
+/// walks exactly the base's elements in row-major order.
+fn reshape_through_unit_axis(case: &Value) -> bool {
+    if case["op"] != "reshaped" {
+        return false;
+    }
+    let Ok(base) = build_base(&case["base"]) else {
+        return false;
+    };
+    if !base.shape().contains(&1) {
+        return false;
+    }
+    let shape: Vec<i64> = case["args"]["shape"]
+        .as_array()
+        .expect("shape")
+        .iter()
+        .map(|v| v.as_i64().expect("extent"))
+        .collect();
+    match base.reshaped(&shape) {
+        Ok(r) => offsets(&r) == offsets(&base),
+        Err(_) => false,
     }
 }

@@ -1,34 +1,14 @@
 //! Properties checked against brute force: every element's offset is enumerated before and
 //! after each transform.
 
+mod common;
+
+use common::offsets;
 use proptest::prelude::*;
 use std::collections::HashSet;
 use stridekit_layout::{RepackOptions, SliceArg, StridedLayout};
 
 /// Offsets of all elements in row-major index order.
-fn offsets(l: &StridedLayout) -> Vec<i64> {
-    let mut out = Vec::with_capacity(l.volume());
-    if l.volume() == 0 {
-        return out;
-    }
-    let mut idx = vec![0i64; l.ndim()];
-    loop {
-        out.push(l.slice_offset() + idx.iter().zip(l.strides()).map(|(i, s)| i * s).sum::<i64>());
-        let mut ax = l.ndim();
-        loop {
-            if ax == 0 {
-                return out;
-            }
-            ax -= 1;
-            idx[ax] += 1;
-            if idx[ax] < l.shape()[ax] {
-                break;
-            }
-            idx[ax] = 0;
-        }
-    }
-}
-
 fn all_permutations(n: usize) -> Vec<Vec<i64>> {
     if n == 0 {
         return vec![vec![]];
@@ -452,4 +432,20 @@ fn copy_plan_rejections() {
     let z = StridedLayout::dense(&[], 4, stridekit_layout::Order::C).unwrap();
     let p = stridekit_layout::CopyPlan::new(&z, &z).unwrap();
     assert!(p.is_contiguous() && p.volume == 1 && p.ndim() == 0);
+}
+
+#[test]
+fn contiguous_layouts_reshape_whatever_their_unit_axis_strides() {
+    // Found by the property above: extent-1 axes with unrelated strides inside a group.
+    let l = StridedLayout::new(&[2, 1, 2, 1], &[2, 3, 1, 0], 1).unwrap();
+    assert!(l.is_contiguous_c());
+    let r = l.reshaped(&[4]).unwrap();
+    assert_eq!(r.strides(), &[1]);
+    assert_eq!(offsets(&r), offsets(&l));
+    let l = StridedLayout::new(&[4, 5, 1, 4], &[20, 4, 20, 1], 3).unwrap();
+    let r = l.reshaped(&[1, 1, 1, 4, 20]).unwrap();
+    assert_eq!(offsets(&r), offsets(&l));
+    // A real gap still blocks the merge.
+    let l = StridedLayout::new(&[2, 1, 2], &[4, 7, 1], 1).unwrap();
+    assert!(l.reshaped(&[4]).is_err());
 }
