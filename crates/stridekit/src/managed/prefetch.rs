@@ -256,13 +256,40 @@ pub fn prefetch_batch<'l>(
         return Ok(());
     }
     prepare_batch(OP, PREFETCH_BATCH, &plan, stream)?;
-    let mut plan = plan;
+    located_batch(
+        OP,
+        "cuMemPrefetchBatchAsync",
+        sys::cuMemPrefetchBatchAsync,
+        plan,
+        stream,
+    )
+}
+
+/// The driver's batched calls that take locations share one signature.
+type LocatedBatchFn = unsafe fn(
+    *mut sys::CUdeviceptr,
+    *mut usize,
+    usize,
+    *mut sys::CUmemLocation,
+    *mut usize,
+    usize,
+    std::ffi::c_ulonglong,
+    sys::CUstream,
+) -> sys::CUresult;
+
+fn located_batch(
+    op: &'static str,
+    call: &'static str,
+    f: LocatedBatchFn,
+    mut plan: BatchPlan,
+    stream: &CudaStream,
+) -> Result<()> {
     let mut locs: Vec<sys::CUmemLocation> = plan.locations.iter().map(|l| l.to_cu()).collect();
-    // SAFETY: the driver has the entry point (checked); `ptrs`/`sizes` hold `count`
-    // entries and `locs`/`first_ops` hold `locs.len()` entries, alive across the call
-    // (the driver copies them); flags must be 0; the ranges are managed memory.
-    check(OP, "cuMemPrefetchBatchAsync", unsafe {
-        sys::cuMemPrefetchBatchAsync(
+    // SAFETY: the caller checked that the driver has the entry point; `ptrs`/`sizes`
+    // hold `count` entries and `locs`/`first_ops` hold `locs.len()` entries, alive across
+    // the call (the driver copies them); flags must be 0; the ranges are managed memory.
+    check(op, call, unsafe {
+        f(
             plan.ptrs.as_mut_ptr(),
             plan.sizes.as_mut_ptr(),
             plan.ptrs.len(),
@@ -326,24 +353,17 @@ fn discard_and_prefetch_op(
     locations: BatchLocations<'_>,
     stream: &CudaStream,
 ) -> Result<()> {
-    let mut plan = plan_batch(op, ranges, Some(locations))?;
+    let plan = plan_batch(op, ranges, Some(locations))?;
     ensure(op)?;
     require_symbol(op, DISCARD_AND_PREFETCH_BATCH)?;
     prepare_batch(op, DISCARD_AND_PREFETCH_BATCH, &plan, stream)?;
-    let mut locs: Vec<sys::CUmemLocation> = plan.locations.iter().map(|l| l.to_cu()).collect();
-    // SAFETY: as for cuMemPrefetchBatchAsync: arrays sized as passed, flags 0, managed ranges.
-    check(op, "cuMemDiscardAndPrefetchBatchAsync", unsafe {
-        sys::cuMemDiscardAndPrefetchBatchAsync(
-            plan.ptrs.as_mut_ptr(),
-            plan.sizes.as_mut_ptr(),
-            plan.ptrs.len(),
-            locs.as_mut_ptr(),
-            plan.first_ops.as_mut_ptr(),
-            locs.len(),
-            0,
-            stream.cu_stream(),
-        )
-    })
+    located_batch(
+        op,
+        "cuMemDiscardAndPrefetchBatchAsync",
+        sys::cuMemDiscardAndPrefetchBatchAsync,
+        plan,
+        stream,
+    )
 }
 
 #[cfg(test)]

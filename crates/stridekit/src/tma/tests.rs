@@ -509,3 +509,10 @@ fn data_types_follow_the_view_dtype() {
     assert_eq!(TensorMapDataType::for_dtype(DType::Complex128), None);
     assert!(T::TF32.is_floating() && !T::I64.is_floating());
 }
+
+#[test]
+fn the_kernel_argument_is_128_bytes_64_aligned() {
+    use cudarc::driver::sys::CUtensorMap;
+    assert_eq!(std::mem::size_of::<CUtensorMap>(), 128);
+    assert!(std::mem::align_of::<CUtensorMap>() >= 64);
+}
