@@ -122,6 +122,35 @@ impl CopyPlan {
         self.shape.len()
     }
 
+    /// The axes for a shared-memory tiled transpose, as `(a, l)`: `l` is the last axis,
+    /// contiguous in the destination but not in the source, and `a` the longest axis
+    /// contiguous in the source. Reading tiles along `a` and writing them along `l` keeps
+    /// both sides coalesced. `None` when the copy is no transpose, or the two axes are
+    /// too short (under 16 elements) for tiles to pay.
+    ///
+    /// ```
+    /// use stridekit_layout::{CopyPlan, Order, StridedLayout};
+    /// let src = StridedLayout::dense(&[64, 48], 4, Order::F)?;
+    /// let dst = StridedLayout::dense(&[64, 48], 4, Order::C)?;
+    /// assert_eq!(CopyPlan::new(&dst, &src)?.tiled_transpose_axes(), Some((0, 1)));
+    /// # Ok::<(), stridekit_layout::LayoutError>(())
+    /// ```
+    pub fn tiled_transpose_axes(&self) -> Option<(usize, usize)> {
+        const MIN: i64 = 16;
+        let n = self.ndim();
+        if n < 2 || self.volume == 0 {
+            return None;
+        }
+        let l = n - 1;
+        if self.dst_strides[l] != 1 || self.src_strides[l] == 1 || self.shape[l] < MIN {
+            return None;
+        }
+        (0..l)
+            .filter(|&a| self.src_strides[a] == 1 && self.shape[a] >= MIN)
+            .max_by_key(|&a| self.shape[a])
+            .map(|a| (a, l))
+    }
+
     /// True when both sides are one gap-free run of bytes in the same order: one memcpy.
     pub fn is_contiguous(&self) -> bool {
         self.volume == 0

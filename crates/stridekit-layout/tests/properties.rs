@@ -6,7 +6,7 @@ mod common;
 use common::offsets;
 use proptest::prelude::*;
 use std::collections::HashSet;
-use stridekit_layout::{RepackOptions, SliceArg, StridedLayout};
+use stridekit_layout::{CopyPlan, Order, RepackOptions, SliceArg, StridedLayout};
 
 /// Offsets of all elements in row-major index order.
 fn all_permutations(n: usize) -> Vec<Vec<i64>> {
@@ -448,4 +448,30 @@ fn contiguous_layouts_reshape_whatever_their_unit_axis_strides() {
     // A real gap still blocks the merge.
     let l = StridedLayout::new(&[2, 1, 2], &[4, 7, 1], 1).unwrap();
     assert!(l.reshaped(&[4]).is_err());
+}
+
+#[test]
+fn tiled_transpose_axes_pick_the_coalescing_pair() {
+    let c = |s: &[i64]| StridedLayout::dense(s, 4, Order::C).unwrap();
+    let plan = |d: &StridedLayout, s: &StridedLayout| CopyPlan::new(d, s).unwrap();
+    // A plain 2-D transpose.
+    let src = c(&[40, 30]).permuted(&[1, 0]).unwrap();
+    assert_eq!(
+        plan(&c(&[30, 40]), &src).tiled_transpose_axes(),
+        Some((0, 1))
+    );
+    // Same order on both sides: no transpose.
+    assert_eq!(
+        plan(&c(&[30, 40]), &c(&[30, 40])).tiled_transpose_axes(),
+        None
+    );
+    // Too short for tiles.
+    let src = c(&[40, 8]).permuted(&[1, 0]).unwrap();
+    assert_eq!(plan(&c(&[8, 40]), &src).tiled_transpose_axes(), None);
+    // Batched: NCHW -> NHWC, the source's contiguous W pairs with the destination's C.
+    let src = c(&[2, 64, 20, 24]).permuted(&[0, 2, 3, 1]).unwrap();
+    let p = plan(&c(&[2, 20, 24, 64]), &src);
+    let (a, l) = p.tiled_transpose_axes().unwrap();
+    assert_eq!((p.src_strides[a], p.dst_strides[l]), (1, 1));
+    assert_eq!(l, p.ndim() - 1);
 }

@@ -249,3 +249,66 @@ fn device_copy_rejections() {
     let mut d0 = StridedMemoryView::from_buffer_mut(&mut b, empty, None).unwrap();
     d0.copy_from(&s0, Some(&stream)).unwrap();
 }
+
+#[test]
+#[ignore = "needs a CUDA device"]
+fn tiled_transposes_with_batches_edges_and_negative_strides() {
+    let dev = Device::open(0).unwrap();
+    let stream = dev.new_stream().unwrap();
+    let mr = DeviceMemoryResource::new(&dev).unwrap();
+    // (source base shape, permutation of the source, reversed source axis if any)
+    let cases: Vec<(Vec<i64>, Vec<i64>, Option<usize>)> = vec![
+        (vec![33, 47], vec![1, 0], None),
+        (vec![3, 50, 70], vec![0, 2, 1], Some(0)),
+        (vec![70, 3, 50], vec![2, 1, 0], Some(1)),
+        (vec![17, 40, 5, 36], vec![2, 3, 0, 1], None),
+        (vec![70000, 16, 17], vec![0, 2, 1], None),
+        (vec![64, 16], vec![1, 0], Some(1)),
+    ];
+    for (shape, perm, rev) in cases {
+        for isz in [1usize, 2, 4, 8, 16] {
+            let base = StridedLayout::dense(&shape, isz, Order::C).unwrap();
+            let mut sl = base.permuted(&perm).unwrap();
+            if let Some(ax) = rev {
+                let mut args = vec![
+                    stridekit::SliceArg::Range {
+                        start: None,
+                        stop: None,
+                        step: 1
+                    };
+                    sl.ndim()
+                ];
+                args[ax] = stridekit::SliceArg::Range {
+                    start: None,
+                    stop: None,
+                    step: -1,
+                };
+                sl = sl.sliced(&args).unwrap();
+            }
+            let dl = StridedLayout::dense(sl.shape(), isz, Order::C).unwrap();
+            if let Some((a, l)) = stridekit::CopyPlan::new(&dl, &sl)
+                .unwrap()
+                .tiled_transpose_axes()
+            {
+                assert_ne!(a, l);
+            } else {
+                panic!("{sl} -> {dl} should take the tiled path");
+            }
+            let sbytes = base.required_size_in_bytes().unwrap();
+            let dbytes = dl.required_size_in_bytes().unwrap();
+            let data = random_bytes(sbytes, isz as u64 * 31 + shape[0] as u64);
+            let poison = random_bytes(dbytes, 7);
+            let sbuf = filled(&mr, &data, &stream);
+            let mut dbuf = filled(&mr, &poison, &stream);
+            {
+                let src = StridedMemoryView::from_buffer(&sbuf, sl.clone(), None).unwrap();
+                let mut dst =
+                    StridedMemoryView::from_buffer_mut(&mut dbuf, dl.clone(), None).unwrap();
+                dst.copy_from(&src, Some(&stream)).unwrap();
+            }
+            stream.synchronize().unwrap();
+            let want = naive_copy(&poison, &dl, &data, &sl);
+            assert!(read(&dbuf, &stream) == want, "{sl} -> {dl}");
+        }
+    }
+}

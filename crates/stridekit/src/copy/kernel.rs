@@ -32,6 +32,46 @@ extern "C" __global__ void __launch_bounds__(256) strided_copy(const ELEM* __res
 }
 "#;
 
+/// A 32 x 32 tile through shared memory: reads coalesced along the source's contiguous
+/// axis `a`, writes coalesced along the destination's contiguous axis `l`; the other axes
+/// are batches (blockIdx.z, looping past the grid limit).
+const TILED_SOURCE: &str = r#"
+struct __align__(16) b16 { unsigned long long lo, hi; };
+struct Params { long long shape[64]; long long src[64]; long long dst[64]; long long n; };
+extern "C" __global__ void __launch_bounds__(256) tiled_transpose(const ELEM* __restrict__ src, ELEM* __restrict__ dst,
+                                                                  const Params p, int a, int l, long long batches) {
+    __shared__ ELEM tile[32][33];
+    const long long na = p.shape[a], nl = p.shape[l];
+    const long long a0 = (long long)blockIdx.y * 32, l0 = (long long)blockIdx.x * 32;
+    const long long sa = p.src[a], sl = p.src[l], da = p.dst[a];
+    for (long long b = blockIdx.z; b < batches; b += gridDim.z) {
+        long long rem = b, so = 0, d = 0;
+        for (int k = NDIM - 1; k >= 0; --k) {
+            if (k == a || k == l) continue;
+            const long long e = p.shape[k];
+            const long long j = rem % e;
+            rem /= e;
+            so += j * p.src[k];
+            d += j * p.dst[k];
+        }
+        const long long ia = a0 + threadIdx.x;
+#pragma unroll
+        for (int i = threadIdx.y; i < 32; i += 8) {
+            const long long il = l0 + i;
+            if (ia < na && il < nl) tile[i][threadIdx.x] = src[so + ia * sa + il * sl];
+        }
+        __syncthreads();
+        const long long jl = l0 + threadIdx.x;
+#pragma unroll
+        for (int i = threadIdx.y; i < 32; i += 8) {
+            const long long ja = a0 + i;
+            if (ja < na && jl < nl) dst[d + ja * da + jl] = tile[threadIdx.x][i];
+        }
+        __syncthreads();
+    }
+}
+"#;
+
 #[repr(C)]
 #[derive(Clone, Copy)]
 struct Params {
@@ -44,7 +84,8 @@ struct Params {
 // SAFETY: plain C struct matching `Params` in SOURCE (64-bit fields, no padding).
 unsafe impl DeviceRepr for Params {}
 
-type Key = (usize, usize, usize, bool);
+/// (device, itemsize, rank, 64-bit indexing, tiled transpose).
+type Key = (usize, usize, usize, bool, bool);
 
 fn cache() -> &'static Mutex<HashMap<Key, CudaFunction>> {
     static CACHE: OnceLock<Mutex<HashMap<Key, CudaFunction>>> = OnceLock::new();
@@ -62,16 +103,17 @@ fn elem_type(itemsize: usize) -> Option<&'static str> {
     })
 }
 
-/// The kernel for (device, itemsize, rank, 64-bit indexing), compiled on first use.
+/// The kernel for (device, itemsize, rank, 64-bit indexing, tiled), compiled on first use.
 fn function(
     stream: &Arc<CudaStream>,
     itemsize: usize,
     ndim: usize,
     wide: bool,
+    tiled: bool,
 ) -> Result<CudaFunction> {
     const OP: &str = "strided copy kernel";
     let ctx = stream.context();
-    let key = (ctx.ordinal(), itemsize, ndim, wide);
+    let key = (ctx.ordinal(), itemsize, ndim, wide, tiled);
     if let Some(f) = cache().lock().map_err(|_| poisoned())?.get(&key) {
         return Ok(f.clone());
     }
@@ -79,18 +121,27 @@ fn function(
         op: OP,
         reason: format!("itemsize {itemsize}; the kernel moves 1, 2, 4, 8 or 16-byte elements"),
     })?;
+    let (body, name) = if tiled {
+        (TILED_SOURCE, "tiled_transpose")
+    } else {
+        (SOURCE, "strided_copy")
+    };
     let src = format!(
-        "#define ELEM {elem}\n#define NDIM {ndim}\n#define IDX {}\n{SOURCE}",
+        "#define ELEM {elem}\n#define NDIM {ndim}\n#define IDX {}\n{body}",
         if wide {
             "unsigned long long"
         } else {
             "unsigned int"
         }
     );
-    let module =
-        crate::nvrtc::compile(OP, ctx, &format!("stridekit_copy_{itemsize}_{ndim}"), &src)?;
+    let module = crate::nvrtc::compile(
+        OP,
+        ctx,
+        &format!("stridekit_{name}_{itemsize}_{ndim}"),
+        &src,
+    )?;
     let f = module
-        .load_function("strided_copy")
+        .load_function(name)
         .map_err(driver(OP, "cuModuleGetFunction"))?;
     cache()
         .lock()
@@ -106,13 +157,12 @@ fn poisoned() -> Error {
     }
 }
 
-/// Launches the copy of `plan` from `src` to `dst` (device-accessible addresses of offset 0).
+/// Launches the copy of `plan` from `src` to `dst` (device-accessible addresses of offset 0):
+/// a shared-memory tiled transpose when the plan is one, the generic kernel otherwise.
 pub(crate) fn launch(plan: &CopyPlan, dst: u64, src: u64, stream: &Arc<CudaStream>) -> Result<()> {
     const OP: &str = "strided copy kernel";
     let nd = plan.ndim().max(1);
     let n = plan.volume as u64;
-    let wide = n > u32::MAX as u64 / 2;
-    let f = function(stream, plan.itemsize, nd, wide)?;
     let mut p = Params {
         shape: [1; MAXD],
         src: [0; MAXD],
@@ -127,6 +177,37 @@ pub(crate) fn launch(plan: &CopyPlan, dst: u64, src: u64, stream: &Arc<CudaStrea
     let isz = plan.itemsize as i64;
     let src0 = src.wrapping_add_signed(plan.src_offset * isz);
     let dst0 = dst.wrapping_add_signed(plan.dst_offset * isz);
+
+    if let Some((a, l)) = plan.tiled_transpose_axes() {
+        let (na, nl) = (plan.shape[a] as u64, plan.shape[l] as u64);
+        let (ta, tl) = (na.div_ceil(32), nl.div_ceil(32));
+        if ta <= 65535 && tl <= i32::MAX as u64 {
+            let f = function(stream, plan.itemsize, nd, false, true)?;
+            let batches = (n / (na * nl)) as i64;
+            let cfg = LaunchConfig {
+                grid_dim: (tl as u32, ta as u32, batches.clamp(1, 65535) as u32),
+                block_dim: (32, 8, 1),
+                shared_mem_bytes: 0,
+            };
+            let (a32, l32) = (a as i32, l as i32);
+            let mut launch = stream.launch_builder(&f);
+            launch
+                .arg(&src0)
+                .arg(&dst0)
+                .arg(&p)
+                .arg(&a32)
+                .arg(&l32)
+                .arg(&batches);
+            // SAFETY: the kernel's parameters are (const ELEM*, ELEM*, Params, int, int,
+            // long long), passed in that order; every offset the plan reaches lies inside
+            // memory the callers' views validated.
+            unsafe { launch.launch(cfg) }.map_err(driver(OP, "cuLaunchKernel"))?;
+            return Ok(());
+        }
+    }
+
+    let wide = n > u32::MAX as u64 / 2;
+    let f = function(stream, plan.itemsize, nd, wide, false)?;
     let sms = stream
         .context()
         .attribute(
