@@ -395,3 +395,30 @@ fn foreign_ranges_are_checked_with_the_driver() {
     back.prefetch(Location::Host, &stream).unwrap();
     stream.synchronize().unwrap();
 }
+
+#[test]
+#[ignore = "needs a CUDA device"]
+fn advice_from_a_thread_without_a_current_context() {
+    let (_dev, stream, mr) = setup();
+    let buf = mr.allocate(1 << 20, &stream).unwrap();
+    let r = buf.range();
+    std::thread::scope(|s| {
+        s.spawn(|| {
+            let mut ctx: sys::CUcontext = std::ptr::null_mut();
+            // SAFETY: valid out-pointer; the driver is initialised by the test's setup.
+            unsafe { sys::cuCtxGetCurrent(&mut ctx) };
+            assert!(ctx.is_null(), "a fresh thread has no current context");
+            managed::set_read_mostly(r, true).unwrap();
+            assert!(managed::read_mostly(r).unwrap());
+            managed::set_preferred_location(r, Location::Device(0)).unwrap();
+            assert_eq!(
+                managed::preferred_location(r).unwrap(),
+                Some(Location::Device(0))
+            );
+            managed::add_accessed_by(r, Location::Host).unwrap();
+            assert!(managed::accessed_by(r).unwrap().contains(&Location::Host));
+        })
+        .join()
+        .unwrap();
+    });
+}

@@ -1,8 +1,8 @@
 //! Managed (unified) memory.
 
-use super::{Buffer, Deallocate, MemoryKind, MemoryResource};
+use super::{free_after_stream, Buffer, Deallocate, MemoryKind, MemoryResource};
 use crate::device::Device;
-use crate::error::{check, driver, Result};
+use crate::error::{check, Result};
 use crate::managed::ManagedBuffer;
 use cudarc::driver::{sys, CudaStream};
 use std::sync::Arc;
@@ -13,13 +13,16 @@ struct Managed {
 
 impl Deallocate for Managed {
     fn deallocate(&self, ptr: u64, _size: usize, stream: &CudaStream) -> Result<()> {
-        const OP: &str = "free managed memory";
-        stream
-            .synchronize()
-            .map_err(driver(OP, "cuStreamSynchronize"))?;
-        self.device.bind(OP)?;
-        // SAFETY: `ptr` came from cuMemAllocManaged and is freed once.
-        check(OP, "cuMemFree", unsafe { sys::cuMemFree_v2(ptr) })
+        free_after_stream(
+            "free managed memory",
+            "cuMemFree",
+            &self.device,
+            stream,
+            || {
+                // SAFETY: `ptr` came from cuMemAllocManaged and is freed once.
+                unsafe { sys::cuMemFree_v2(ptr) }
+            },
+        )
     }
 }
 

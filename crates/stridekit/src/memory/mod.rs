@@ -61,3 +61,20 @@ pub(crate) trait Deallocate: Send + Sync {
     /// Frees `ptr` (of `size` bytes, from this resource) once `stream`'s work is done.
     fn deallocate(&self, ptr: u64, size: usize, stream: &CudaStream) -> Result<()>;
 }
+
+/// Frees memory whose free call is not stream-ordered: waits until the work queued on
+/// `stream` (which may still use the memory) is done, makes `device` current, then runs
+/// `free`, the driver call named `call`.
+pub(crate) fn free_after_stream(
+    op: &'static str,
+    call: &'static str,
+    device: &crate::device::Device,
+    stream: &CudaStream,
+    free: impl FnOnce() -> cudarc::driver::sys::CUresult,
+) -> Result<()> {
+    stream
+        .synchronize()
+        .map_err(crate::error::driver(op, "cuStreamSynchronize"))?;
+    device.bind(op)?;
+    crate::error::check(op, call, free())
+}

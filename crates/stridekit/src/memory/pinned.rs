@@ -1,8 +1,8 @@
 //! Page-locked host memory that kernels can reach.
 
-use super::{Buffer, Deallocate, MemoryKind, MemoryResource};
+use super::{free_after_stream, Buffer, Deallocate, MemoryKind, MemoryResource};
 use crate::device::Device;
-use crate::error::{check, driver, Result};
+use crate::error::{check, Result};
 use cudarc::driver::{sys, CudaStream};
 use std::sync::Arc;
 
@@ -12,16 +12,17 @@ struct Pinned {
 
 impl Deallocate for Pinned {
     fn deallocate(&self, ptr: u64, _size: usize, stream: &CudaStream) -> Result<()> {
-        const OP: &str = "free pinned memory";
         // cuMemFreeHost is not stream-ordered: let queued work finish first.
-        stream
-            .synchronize()
-            .map_err(driver(OP, "cuStreamSynchronize"))?;
-        self.device.bind(OP)?;
-        // SAFETY: `ptr` came from cuMemHostAlloc and is freed once.
-        check(OP, "cuMemFreeHost", unsafe {
-            sys::cuMemFreeHost(ptr as *mut std::ffi::c_void)
-        })
+        free_after_stream(
+            "free pinned memory",
+            "cuMemFreeHost",
+            &self.device,
+            stream,
+            || {
+                // SAFETY: `ptr` came from cuMemHostAlloc and is freed once.
+                unsafe { sys::cuMemFreeHost(ptr as *mut std::ffi::c_void) }
+            },
+        )
     }
 }
 
