@@ -76,3 +76,42 @@ pub(crate) fn require_symbol(op: &'static str, symbol: &str) -> Result<()> {
         })
     }
 }
+
+/// Makes sure the calling thread has a current context, binding `ordinal`'s primary
+/// context if it has none. Some driver calls (managed-memory advice among them) fail with
+/// CUDA_ERROR_INVALID_CONTEXT on a thread that never touched CUDA. The primary context is
+/// retained for the rest of the process, as the CUDA runtime does, so that it cannot be
+/// destroyed while it is current somewhere.
+pub(crate) fn ensure_current_context(op: &'static str, ordinal: usize) -> Result<()> {
+    use cudarc::driver::CudaContext;
+    use std::collections::HashMap;
+    use std::sync::{Arc, Mutex};
+    ensure(op)?;
+    let mut cur: sys::CUcontext = std::ptr::null_mut();
+    // SAFETY: the driver is loaded; valid out-pointer.
+    check(op, "cuCtxGetCurrent", unsafe {
+        sys::cuCtxGetCurrent(&mut cur)
+    })?;
+    if !cur.is_null() {
+        return Ok(());
+    }
+    static PRIMARY: OnceLock<Mutex<HashMap<usize, Arc<CudaContext>>>> = OnceLock::new();
+    let map = PRIMARY.get_or_init(|| Mutex::new(HashMap::new()));
+    let ctx = {
+        let mut m = map.lock().map_err(|_| Error::Invalid {
+            op,
+            rule: "the primary-context cache lock was poisoned by a panic in another thread".into(),
+        })?;
+        match m.get(&ordinal) {
+            Some(c) => c.clone(),
+            None => {
+                let c = CudaContext::new(ordinal)
+                    .map_err(crate::error::driver(op, "cuDevicePrimaryCtxRetain"))?;
+                m.insert(ordinal, c.clone());
+                c
+            }
+        }
+    };
+    ctx.bind_to_thread()
+        .map_err(crate::error::driver(op, "cuCtxSetCurrent"))
+}

@@ -629,3 +629,25 @@ fn descriptor_rejections_on_the_device() {
         assert!(matches!(view.as_tensor_map(&o), Err(Error::Invalid { .. })));
     }
 }
+
+#[test]
+#[ignore = "needs a CUDA device"]
+fn descriptors_from_a_thread_without_a_current_context() {
+    let Some(g) = gpu() else { return };
+    let l = dense(&[32, 64], 4);
+    let data = random_bytes(l.required_size_in_bytes().unwrap(), 31);
+    let (a, b) = (g.upload(&data), g.upload(&data));
+    let va = StridedMemoryView::from_buffer(&a, l.clone(), Some(DType::F32)).unwrap();
+    let vb = StridedMemoryView::from_buffer(&b, l.clone(), Some(DType::F32)).unwrap();
+    let tmap = std::thread::scope(|s| {
+        s.spawn(|| {
+            let mut t = va.as_tensor_map(&TiledOptions::new(&[8, 16])).unwrap();
+            t.replace_address(&vb).unwrap();
+            t
+        })
+        .join()
+        .unwrap()
+    });
+    let (want, _) = tile_reference(&data, &l, &[4, 8], &[8, 16], &[1, 1]);
+    assert_eq!(g.tile(&tmap, &[4, 8], want.len()), want);
+}

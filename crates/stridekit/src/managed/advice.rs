@@ -3,6 +3,7 @@
 use super::location::LocationUse;
 use super::support::{prepare, require_concurrent_access, require_location_access, ADVISE_V2};
 use super::{Location, ManagedRange};
+use crate::driver::ensure_current_context;
 use crate::error::{check, Result};
 use cudarc::driver::sys;
 use std::collections::BTreeSet;
@@ -54,9 +55,9 @@ fn attr_location(
 fn prepare_advice(op: &'static str, range: &ManagedRange<'_>) -> Result<usize> {
     range.check_nonempty(op)?;
     let n = prepare(op, ADVISE_V2)?;
-    if let Some(d) = range.device_ordinal() {
-        require_concurrent_access(op, d)?;
-    }
+    let device = range.device_ordinal().unwrap_or(0);
+    require_concurrent_access(op, device)?;
+    ensure_current_context(op, device)?;
     Ok(n)
 }
 

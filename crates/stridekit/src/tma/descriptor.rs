@@ -3,7 +3,7 @@
 
 use super::options::{Im2colOptions, Im2colWideOptions, TensorMapDataType, TiledOptions};
 use super::validate::{encode, Encoding, Kind, Source};
-use crate::driver::{ensure, has_symbol};
+use crate::driver::{ensure, ensure_current_context, has_symbol};
 use crate::error::{check, invalid, Error, Result};
 use crate::view::StridedMemoryView;
 use cudarc::driver::{sys, DeviceRepr, LaunchArgs, PushKernelArg};
@@ -136,6 +136,7 @@ impl<'a> TensorMapDescriptor<'a> {
             },
             kind,
         )?;
+        ensure_current_context(op, device)?;
         let raw = encode_with_driver(&encoding, kind)?;
         Ok(TensorMapDescriptor {
             raw,
@@ -212,6 +213,7 @@ impl<'a> TensorMapDescriptor<'a> {
         }
         static SYM: OnceLock<bool> = OnceLock::new();
         require(OP, &SYM, "cuTensorMapReplaceAddress")?;
+        ensure_current_context(OP, device)?;
         // SAFETY: `raw` is a tensor map the driver encoded; the address is aligned and
         // points at memory with the descriptor's shape and strides (checked above).
         check(OP, "cuTensorMapReplaceAddress", unsafe {
