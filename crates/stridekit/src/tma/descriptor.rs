@@ -136,8 +136,7 @@ impl<'a> TensorMapDescriptor<'a> {
             },
             kind,
         )?;
-        ensure_current_context(op, device)?;
-        let raw = encode_with_driver(&encoding, kind)?;
+        let raw = with_context(op, device, || encode_with_driver(&encoding, kind))?;
         Ok(TensorMapDescriptor {
             raw,
             device,
@@ -213,11 +212,13 @@ impl<'a> TensorMapDescriptor<'a> {
         }
         static SYM: OnceLock<bool> = OnceLock::new();
         require(OP, &SYM, "cuTensorMapReplaceAddress")?;
-        ensure_current_context(OP, device)?;
-        // SAFETY: `raw` is a tensor map the driver encoded; the address is aligned and
-        // points at memory with the descriptor's shape and strides (checked above).
-        check(OP, "cuTensorMapReplaceAddress", unsafe {
-            sys::cuTensorMapReplaceAddress(&mut self.raw.0, address as *mut std::ffi::c_void)
+        let raw = &mut self.raw.0;
+        with_context(OP, device, || {
+            // SAFETY: `raw` is a tensor map the driver encoded; the address is aligned and
+            // points at memory with the descriptor's shape and strides (checked above).
+            check(OP, "cuTensorMapReplaceAddress", unsafe {
+                sys::cuTensorMapReplaceAddress(raw, address as *mut std::ffi::c_void)
+            })
         })?;
         self.encoding.address = address;
         Ok(())
@@ -255,6 +256,24 @@ impl<'a> TensorMapDescriptor<'a> {
     /// The 128 bytes of the driver's `CUtensorMap`.
     pub fn as_raw(&self) -> &sys::CUtensorMap {
         &self.raw.0
+    }
+}
+
+/// Runs `call`; if the thread had no current context (CUDA_ERROR_INVALID_CONTEXT), binds
+/// the device's primary context and runs it once more. The common case pays nothing.
+fn with_context<T>(
+    op: &'static str,
+    device: usize,
+    mut call: impl FnMut() -> Result<T>,
+) -> Result<T> {
+    match call() {
+        Err(Error::Driver { source, .. })
+            if source.0 == sys::CUresult::CUDA_ERROR_INVALID_CONTEXT =>
+        {
+            ensure_current_context(op, device)?;
+            call()
+        }
+        other => other,
     }
 }
 
