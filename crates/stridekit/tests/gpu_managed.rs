@@ -389,6 +389,16 @@ fn foreign_ranges_are_checked_with_the_driver() {
     );
     let e = ManagedRange::of(&dbuf).unwrap_err();
     assert!(e.to_string().contains("is not managed memory"), "{e}");
+    // A ManagedBuffer is a Buffer for copies and views.
+    let mut mb = mr.allocate(4096, &stream).unwrap();
+    let data = random_bytes(4096, 55);
+    mb.copy_from_host(&data, &stream).unwrap();
+    let mut back = vec![0u8; 4096];
+    mb.copy_to_host(&mut back, &stream).unwrap();
+    assert_eq!(back, data);
+    mb.fill(0x11, &stream).unwrap();
+    stream.synchronize().unwrap();
+    assert_eq!(host_read(&mb), vec![0x11; 4096]);
     // Through the trait, the resource still hands out a plain Buffer of managed memory.
     let plain = MemoryResource::allocate(&mr, 4096, &stream).unwrap();
     let back = ManagedBuffer::try_from(plain).unwrap();

@@ -198,6 +198,18 @@ impl Deref for ManagedBuffer {
     }
 }
 
+impl std::ops::DerefMut for ManagedBuffer {
+    fn deref_mut(&mut self) -> &mut Buffer {
+        &mut self.buffer
+    }
+}
+
+impl AsMut<Buffer> for ManagedBuffer {
+    fn as_mut(&mut self) -> &mut Buffer {
+        &mut self.buffer
+    }
+}
+
 impl AsRef<Buffer> for ManagedBuffer {
     fn as_ref(&self) -> &Buffer {
         &self.buffer
