@@ -264,6 +264,11 @@ fn tiled_transposes_with_batches_edges_and_negative_strides() {
         (vec![17, 40, 5, 36], vec![2, 3, 0, 1], None),
         (vec![70000, 16, 17], vec![0, 2, 1], None),
         (vec![64, 16], vec![1, 0], Some(1)),
+        // Word-aligned strides: 1- and 2-byte elements take the packed kernel, with
+        // partial tiles at both edges and a reversed batch axis.
+        (vec![3, 132, 200], vec![0, 2, 1], Some(0)),
+        (vec![256, 300], vec![1, 0], None),
+        (vec![2, 8, 64, 72], vec![0, 2, 3, 1], None),
     ];
     for (shape, perm, rev) in cases {
         for isz in [1usize, 2, 4, 8, 16] {

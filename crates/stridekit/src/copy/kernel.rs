@@ -72,6 +72,65 @@ extern "C" __global__ void __launch_bounds__(256) tiled_transpose(const ELEM* __
 }
 "#;
 
+/// The tiled transpose for 1- and 2-byte elements: 4-byte words along both contiguous
+/// axes (tiles of 128 x 128 bytes or 64 x 64 halves), so each thread moves a word per
+/// access instead of one element. Used when every address it forms is 4-byte aligned.
+const PACKED_SOURCE: &str = r#"
+struct Params { long long shape[64]; long long src[64]; long long dst[64]; long long n; };
+#define V (4 / (int)sizeof(ELEM))
+#define T (32 * V)
+union Word { unsigned int w; ELEM e[4 / sizeof(ELEM)]; };
+extern "C" __global__ void __launch_bounds__(256) packed_transpose(const ELEM* __restrict__ src, ELEM* __restrict__ dst,
+                                                                   const Params p, int a, int l, long long batches) {
+    __shared__ ELEM tile[T][T + 1];
+    const long long na = p.shape[a], nl = p.shape[l];
+    const long long a0 = (long long)blockIdx.y * T, l0 = (long long)blockIdx.x * T;
+    const long long sl = p.src[l], da = p.dst[a];
+    const int tx = threadIdx.x * V;
+    for (long long b = blockIdx.z; b < batches; b += gridDim.z) {
+        long long rem = b, so = 0, d = 0;
+        for (int k = NDIM - 1; k >= 0; --k) {
+            if (k == a || k == l) continue;
+            const long long e = p.shape[k];
+            const long long j = rem % e;
+            rem /= e;
+            so += j * p.src[k];
+            d += j * p.dst[k];
+        }
+        const long long ia = a0 + tx;
+        for (int i = threadIdx.y; i < T; i += 8) {
+            const long long il = l0 + i;
+            if (il >= nl) break;
+            const ELEM* s = src + so + il * sl + ia;
+            if (ia + V <= na) {
+                Word u;
+                u.w = *reinterpret_cast<const unsigned int*>(s);
+#pragma unroll
+                for (int v = 0; v < V; ++v) tile[i][tx + v] = u.e[v];
+            } else {
+                for (int v = 0; v < V; ++v) if (ia + v < na) tile[i][tx + v] = s[v];
+            }
+        }
+        __syncthreads();
+        const long long jl = l0 + tx;
+        for (int i = threadIdx.y; i < T; i += 8) {
+            const long long ja = a0 + i;
+            if (ja >= na) break;
+            ELEM* o = dst + d + ja * da + jl;
+            if (jl + V <= nl) {
+                Word u;
+#pragma unroll
+                for (int v = 0; v < V; ++v) u.e[v] = tile[tx + v][i];
+                *reinterpret_cast<unsigned int*>(o) = u.w;
+            } else {
+                for (int v = 0; v < V; ++v) if (jl + v < nl) o[v] = tile[tx + v][i];
+            }
+        }
+        __syncthreads();
+    }
+}
+"#;
+
 #[repr(C)]
 #[derive(Clone, Copy)]
 struct Params {
@@ -84,8 +143,19 @@ struct Params {
 // SAFETY: plain C struct matching `Params` in SOURCE (64-bit fields, no padding).
 unsafe impl DeviceRepr for Params {}
 
-/// (device, itemsize, rank, 64-bit indexing, tiled transpose).
-type Key = (usize, usize, usize, bool, bool);
+/// Which copy kernel.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+enum Variant {
+    /// One thread per element, any layout.
+    Generic,
+    /// 32 x 32 shared-memory tiles.
+    Tiled,
+    /// Tiles of 4-byte words, for 1- and 2-byte elements.
+    Packed,
+}
+
+/// (device, itemsize, rank, 64-bit indexing, kernel).
+type Key = (usize, usize, usize, bool, Variant);
 
 fn cache() -> &'static Mutex<HashMap<Key, CudaFunction>> {
     static CACHE: OnceLock<Mutex<HashMap<Key, CudaFunction>>> = OnceLock::new();
@@ -103,17 +173,17 @@ fn elem_type(itemsize: usize) -> Option<&'static str> {
     })
 }
 
-/// The kernel for (device, itemsize, rank, 64-bit indexing, tiled), compiled on first use.
+/// The kernel for (device, itemsize, rank, 64-bit indexing, variant), compiled on first use.
 fn function(
     stream: &Arc<CudaStream>,
     itemsize: usize,
     ndim: usize,
     wide: bool,
-    tiled: bool,
+    variant: Variant,
 ) -> Result<CudaFunction> {
     const OP: &str = "strided copy kernel";
     let ctx = stream.context();
-    let key = (ctx.ordinal(), itemsize, ndim, wide, tiled);
+    let key = (ctx.ordinal(), itemsize, ndim, wide, variant);
     if let Some(f) = cache().lock().map_err(|_| poisoned())?.get(&key) {
         return Ok(f.clone());
     }
@@ -121,10 +191,10 @@ fn function(
         op: OP,
         reason: format!("itemsize {itemsize}; the kernel moves 1, 2, 4, 8 or 16-byte elements"),
     })?;
-    let (body, name) = if tiled {
-        (TILED_SOURCE, "tiled_transpose")
-    } else {
-        (SOURCE, "strided_copy")
+    let (body, name) = match variant {
+        Variant::Generic => (SOURCE, "strided_copy"),
+        Variant::Tiled => (TILED_SOURCE, "tiled_transpose"),
+        Variant::Packed => (PACKED_SOURCE, "packed_transpose"),
     };
     let src = format!(
         "#define ELEM {elem}\n#define NDIM {ndim}\n#define IDX {}\n{body}",
@@ -179,10 +249,21 @@ pub(crate) fn launch(plan: &CopyPlan, dst: u64, src: u64, stream: &Arc<CudaStrea
     let dst0 = dst.wrapping_add_signed(plan.dst_offset * isz);
 
     if let Some((a, l)) = plan.tiled_transpose_axes() {
+        let packed = packed_ok(plan, a, l, src0, dst0);
+        let tile = if packed {
+            128 / plan.itemsize as u64
+        } else {
+            32
+        };
         let (na, nl) = (plan.shape[a] as u64, plan.shape[l] as u64);
-        let (ta, tl) = (na.div_ceil(32), nl.div_ceil(32));
+        let (ta, tl) = (na.div_ceil(tile), nl.div_ceil(tile));
         if ta <= 65535 && tl <= i32::MAX as u64 {
-            let f = function(stream, plan.itemsize, nd, false, true)?;
+            let variant = if packed {
+                Variant::Packed
+            } else {
+                Variant::Tiled
+            };
+            let f = function(stream, plan.itemsize, nd, false, variant)?;
             let batches = (n / (na * nl)) as i64;
             let cfg = LaunchConfig {
                 grid_dim: (tl as u32, ta as u32, batches.clamp(1, 65535) as u32),
@@ -200,14 +281,15 @@ pub(crate) fn launch(plan: &CopyPlan, dst: u64, src: u64, stream: &Arc<CudaStrea
                 .arg(&batches);
             // SAFETY: the kernel's parameters are (const ELEM*, ELEM*, Params, int, int,
             // long long), passed in that order; every offset the plan reaches lies inside
-            // memory the callers' views validated.
+            // memory the callers' views validated; the packed kernel's word accesses are
+            // 4-byte aligned (packed_ok).
             unsafe { launch.launch(cfg) }.map_err(driver(OP, "cuLaunchKernel"))?;
             return Ok(());
         }
     }
 
     let wide = n > u32::MAX as u64 / 2;
-    let f = function(stream, plan.itemsize, nd, wide, false)?;
+    let f = function(stream, plan.itemsize, nd, wide, Variant::Generic)?;
     let sms = stream
         .context()
         .attribute(
@@ -227,4 +309,18 @@ pub(crate) fn launch(plan: &CopyPlan, dst: u64, src: u64, stream: &Arc<CudaStrea
     // memory the callers' views validated.
     unsafe { launch.launch(cfg) }.map_err(driver(OP, "cuLaunchKernel"))?;
     Ok(())
+}
+
+/// Whether every word the packed kernel reads or writes is 4-byte aligned: 1- or 2-byte
+/// elements, aligned bases, and every stride other than the two unit ones a multiple of
+/// 4 bytes.
+fn packed_ok(plan: &CopyPlan, a: usize, l: usize, src0: u64, dst0: u64) -> bool {
+    let isz = plan.itemsize as i64;
+    (isz == 1 || isz == 2)
+        && src0 % 4 == 0
+        && dst0 % 4 == 0
+        && (0..plan.ndim()).all(|k| {
+            (k == a || (plan.src_strides[k] * isz) % 4 == 0)
+                && (k == l || (plan.dst_strides[k] * isz) % 4 == 0)
+        })
 }
