@@ -72,14 +72,15 @@ extern "C" __global__ void __launch_bounds__(256) tiled_transpose(const ELEM* __
 }
 "#;
 
-/// The tiled transpose for 1- and 2-byte elements: 4-byte words along both contiguous
-/// axes (tiles of 128 x 128 bytes or 64 x 64 halves), so each thread moves a word per
-/// access instead of one element. Used when every address it forms is 4-byte aligned.
+/// The tiled transpose for 1-, 2- and 4-byte elements: words of WORD (4 bytes, 8 for
+/// 4-byte elements) along both contiguous axes (tiles of 32 words each way), so each
+/// thread moves a word per access instead of one element. Used when every address it
+/// forms is word-aligned.
 const PACKED_SOURCE: &str = r#"
 struct Params { long long shape[64]; long long src[64]; long long dst[64]; long long n; };
-#define V (4 / (int)sizeof(ELEM))
+#define V ((int)(sizeof(WORD) / sizeof(ELEM)))
 #define T (32 * V)
-union Word { unsigned int w; ELEM e[4 / sizeof(ELEM)]; };
+union Word { WORD w; ELEM e[sizeof(WORD) / sizeof(ELEM)]; };
 extern "C" __global__ void __launch_bounds__(256) packed_transpose(const ELEM* __restrict__ src, ELEM* __restrict__ dst,
                                                                    const Params p, int a, int l, long long batches) {
     __shared__ ELEM tile[T][T + 1];
@@ -104,7 +105,7 @@ extern "C" __global__ void __launch_bounds__(256) packed_transpose(const ELEM* _
             const ELEM* s = src + so + il * sl + ia;
             if (ia + V <= na) {
                 Word u;
-                u.w = *reinterpret_cast<const unsigned int*>(s);
+                u.w = *reinterpret_cast<const WORD*>(s);
 #pragma unroll
                 for (int v = 0; v < V; ++v) tile[i][tx + v] = u.e[v];
             } else {
@@ -121,7 +122,7 @@ extern "C" __global__ void __launch_bounds__(256) packed_transpose(const ELEM* _
                 Word u;
 #pragma unroll
                 for (int v = 0; v < V; ++v) u.e[v] = tile[tx + v][i];
-                *reinterpret_cast<unsigned int*>(o) = u.w;
+                *reinterpret_cast<WORD*>(o) = u.w;
             } else {
                 for (int v = 0; v < V; ++v) if (jl + v < nl) o[v] = tile[tx + v][i];
             }
@@ -196,8 +197,12 @@ fn function(
         Variant::Tiled => (TILED_SOURCE, "tiled_transpose"),
         Variant::Packed => (PACKED_SOURCE, "packed_transpose"),
     };
+    let word = match packed_word(itemsize) {
+        8 => "unsigned long long",
+        _ => "unsigned int",
+    };
     let src = format!(
-        "#define ELEM {elem}\n#define NDIM {ndim}\n#define IDX {}\n{body}",
+        "#define ELEM {elem}\n#define WORD {word}\n#define NDIM {ndim}\n#define IDX {}\n{body}",
         if wide {
             "unsigned long long"
         } else {
@@ -282,7 +287,7 @@ pub(crate) fn launch(plan: &CopyPlan, dst: u64, src: u64, stream: &Arc<CudaStrea
             // SAFETY: the kernel's parameters are (const ELEM*, ELEM*, Params, int, int,
             // long long), passed in that order; every offset the plan reaches lies inside
             // memory the callers' views validated; the packed kernel's word accesses are
-            // 4-byte aligned (packed_ok).
+            // word-aligned (packed_ok).
             unsafe { launch.launch(cfg) }.map_err(driver(OP, "cuLaunchKernel"))?;
             return Ok(());
         }
@@ -311,16 +316,26 @@ pub(crate) fn launch(plan: &CopyPlan, dst: u64, src: u64, stream: &Arc<CudaStrea
     Ok(())
 }
 
-/// Whether every word the packed kernel reads or writes is 4-byte aligned: 1- or 2-byte
-/// elements, aligned bases, and every stride other than the two unit ones a multiple of
-/// 4 bytes.
+/// Bytes per word of the packed kernel for an itemsize (0: not packed).
+fn packed_word(itemsize: usize) -> usize {
+    match itemsize {
+        1 | 2 => 4,
+        4 => 8,
+        _ => 0,
+    }
+}
+
+/// Whether every word the packed kernel reads or writes is aligned: 1-, 2- or 4-byte
+/// elements, word-aligned bases, and every stride other than the two unit ones a
+/// multiple of the word.
 fn packed_ok(plan: &CopyPlan, a: usize, l: usize, src0: u64, dst0: u64) -> bool {
+    let w = packed_word(plan.itemsize) as i64;
     let isz = plan.itemsize as i64;
-    (isz == 1 || isz == 2)
-        && src0 % 4 == 0
-        && dst0 % 4 == 0
+    w > 0
+        && src0 % w as u64 == 0
+        && dst0 % w as u64 == 0
         && (0..plan.ndim()).all(|k| {
-            (k == a || (plan.src_strides[k] * isz) % 4 == 0)
-                && (k == l || (plan.dst_strides[k] * isz) % 4 == 0)
+            (k == a || (plan.src_strides[k] * isz) % w == 0)
+                && (k == l || (plan.dst_strides[k] * isz) % w == 0)
         })
 }
