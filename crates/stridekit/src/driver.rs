@@ -51,20 +51,37 @@ pub fn driver_version() -> Result<(i32, i32)> {
 
 /// Whether the loaded driver exports `symbol`. Calls that only newer drivers have are
 /// looked up with this first, so that an older driver gives [`Error::Unsupported`].
-pub(crate) fn has_symbol(symbol: &str) -> bool {
+/// Each symbol is looked up once per process.
+pub(crate) fn has_symbol(symbol: &'static str) -> bool {
+    use std::collections::HashMap;
+    use std::sync::Mutex;
+    static SEEN: OnceLock<Mutex<HashMap<&'static str, bool>>> = OnceLock::new();
     if driver_state().is_err() {
         return false;
     }
+    let seen = SEEN.get_or_init(|| Mutex::new(HashMap::new()));
+    if let Some(&known) = seen
+        .lock()
+        .ok()
+        .and_then(|m| m.get(symbol).copied())
+        .as_ref()
+    {
+        return known;
+    }
     // SAFETY: the library is loaded (driver_state); we only look a symbol up, without calling it.
-    unsafe {
+    let present = unsafe {
         sys::culib()
             .get::<unsafe extern "C" fn()>(symbol.as_bytes())
             .is_ok()
+    };
+    if let Ok(mut m) = seen.lock() {
+        m.insert(symbol, present);
     }
+    present
 }
 
 /// Fails with [`Error::Unsupported`] when the driver lacks `symbol`.
-pub(crate) fn require_symbol(op: &'static str, symbol: &str) -> Result<()> {
+pub(crate) fn require_symbol(op: &'static str, symbol: &'static str) -> Result<()> {
     ensure(op)?;
     if has_symbol(symbol) {
         Ok(())
@@ -114,4 +131,60 @@ pub(crate) fn ensure_current_context(op: &'static str, ordinal: usize) -> Result
     };
     ctx.bind_to_thread()
         .map_err(crate::error::driver(op, "cuCtxSetCurrent"))
+}
+
+/// Attribute `attr` of device `ordinal`, asked by ordinal (no context needed).
+pub(crate) fn device_attribute(
+    op: &'static str,
+    ordinal: usize,
+    attr: sys::CUdevice_attribute,
+) -> Result<i32> {
+    ensure(op)?;
+    let (mut dev, mut v) = (0, 0);
+    // SAFETY: the driver is loaded; valid out-pointer.
+    check(op, "cuDeviceGet", unsafe {
+        sys::cuDeviceGet(&mut dev, ordinal as i32)
+    })?;
+    // SAFETY: valid out-pointer and device handle.
+    check(op, "cuDeviceGetAttribute", unsafe {
+        sys::cuDeviceGetAttribute(&mut v, attr, dev)
+    })?;
+    Ok(v)
+}
+
+/// Makes the context of `stream` current on the calling thread, as stream calls need.
+pub(crate) fn bind_stream(op: &'static str, stream: &cudarc::driver::CudaStream) -> Result<()> {
+    stream
+        .context()
+        .bind_to_thread()
+        .map_err(crate::error::driver(op, "cuCtxSetCurrent"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_missing_entry_point_is_unsupported() {
+        let r = require_symbol("probe", "cuNoSuchEntryPointInAnyDriver");
+        if ensure("probe").is_ok() {
+            match r {
+                Err(Error::Unsupported { reason, .. }) => {
+                    assert!(
+                        reason.contains("has no entry point cuNoSuchEntryPointInAnyDriver"),
+                        "{reason}"
+                    );
+                }
+                other => panic!("expected Unsupported, got {other:?}"),
+            }
+            assert!(has_symbol("cuInit"));
+            assert!(
+                !has_symbol("cuNoSuchEntryPointInAnyDriver"),
+                "cached answer"
+            );
+        } else {
+            assert!(matches!(r, Err(Error::NoDriver { op: "probe" })));
+            assert!(!has_symbol("cuInit"));
+        }
+    }
 }

@@ -167,6 +167,27 @@ impl Gpu {
         host
     }
 
+    /// Loads the tile at `start` (view order) and compares it with the host reference.
+    #[allow(clippy::too_many_arguments)]
+    fn check_tile(
+        &self,
+        tmap: &TensorMapDescriptor<'_>,
+        mem: &[u8],
+        l: &StridedLayout,
+        start: &[i64],
+        boxd: &[u32],
+        es: &[u32],
+        what: &str,
+    ) {
+        let (want, _) = tile_reference(mem, l, start, boxd, es);
+        let got = self.tile(tmap, start, want.len());
+        assert!(
+            got == want,
+            "{what}: box {boxd:?} es {es:?} start {start:?}: {}",
+            first_difference(&got, &want)
+        );
+    }
+
     fn tile(
         &self,
         tmap: &TensorMapDescriptor<'_>,
@@ -284,12 +305,14 @@ fn tiles_of_ranks_1_to_5_match_the_host_reference() {
         ];
         for start in starts {
             let start = aligned_start(start, isz);
-            let (want, _) = tile_reference(&data, &l, &start, &boxd, &es);
-            let got = g.tile(&tmap, &start, want.len());
-            assert!(
-                got == want,
-                "shape {shape:?} box {boxd:?} start {start:?}: {}",
-                first_difference(&got, &want)
+            g.check_tile(
+                &tmap,
+                &data,
+                &l,
+                &start,
+                &boxd,
+                &es,
+                &format!("shape {shape:?}"),
             );
         }
     }
@@ -344,13 +367,7 @@ fn element_strides_skip_elements() {
             .as_tensor_map(&TiledOptions::new(&boxd).element_strides(&es))
             .unwrap();
         for start in [[0i64, 0, 0], [1, 10, 36]] {
-            let (want, _) = tile_reference(&data, &l, &start, &boxd, &es);
-            let got = g.tile(&tmap, &start, want.len());
-            assert!(
-                got == want,
-                "es {es:?} start {start:?}: {}",
-                first_difference(&got, &want)
-            );
+            g.check_tile(&tmap, &data, &l, &start, &boxd, &es, "element strides");
         }
     }
 }
@@ -403,15 +420,14 @@ fn replace_address_points_at_a_second_tensor() {
     let boxd = [16u32, 32];
     let mut tmap = TensorMapDescriptor::tiled(&va, &TiledOptions::new(&boxd)).unwrap();
     let start = [8i64, 40];
-    let (wa, _) = tile_reference(&a, &l, &start, &boxd, &[1, 1]);
-    let (wb, _) = tile_reference(&b, &l, &start, &boxd, &[1, 1]);
     let copy = tmap.clone();
-    assert_eq!(g.tile(&tmap, &start, wa.len()), wa);
+    let one = [1, 1];
+    g.check_tile(&tmap, &a, &l, &start, &boxd, &one, "first tensor");
     tmap.replace_address(&vb).unwrap();
     assert_eq!(tmap.address(), bb.ptr());
-    assert_eq!(g.tile(&tmap, &start, wb.len()), wb);
+    g.check_tile(&tmap, &b, &l, &start, &boxd, &one, "after replace_address");
     // The clone still points at the first tensor.
-    assert_eq!(g.tile(&copy, &start, wa.len()), wa);
+    g.check_tile(&copy, &a, &l, &start, &boxd, &one, "the clone");
     // A view of another shape is refused.
     let other = StridedMemoryView::from_buffer(&bb, dense(&[64, 48], 2), Some(DType::F16)).unwrap();
     let e = tmap.replace_address(&other).unwrap_err();
@@ -450,13 +466,7 @@ fn sliced_views_with_offset_and_padded_stride() {
     let tmap = view.as_tensor_map(&TiledOptions::new(&boxd)).unwrap();
     assert_eq!(tmap.address(), buf.ptr() + (3 * 64 + 4) * 4);
     for start in [[0i64, 0], [30, 20], [-3, -4]] {
-        let (want, _) = tile_reference(&data, &sliced, &start, &boxd, &[1, 1]);
-        let got = g.tile(&tmap, &start, want.len());
-        assert!(
-            got == want,
-            "start {start:?}: {}",
-            first_difference(&got, &want)
-        );
+        g.check_tile(&tmap, &data, &sliced, &start, &boxd, &[1, 1], "sliced");
     }
 }
 
@@ -471,8 +481,15 @@ fn views_with_permuted_outer_axes() {
     let p = l3.permuted(&[1, 0, 2]).unwrap();
     let v3 = StridedMemoryView::from_buffer(&b3, p.clone(), Some(DType::F32)).unwrap();
     let t3 = v3.as_tensor_map(&TiledOptions::new(&[4, 3, 16])).unwrap();
-    let (want, _) = tile_reference(&data3, &p, &[2, 1, 0], &[4, 3, 16], &[1, 1, 1]);
-    assert_eq!(g.tile(&t3, &[2, 1, 0], want.len()), want);
+    g.check_tile(
+        &t3,
+        &data3,
+        &p,
+        &[2, 1, 0],
+        &[4, 3, 16],
+        &[1, 1, 1],
+        "permuted",
+    );
 }
 
 /// im2col as the hardware walks it: pixels along W inside the bounding box, wrapping to
@@ -551,42 +568,64 @@ fn run_im2col(
     g.run("tma_im2col", tmap, &ints, Some(o), bytes)
 }
 
+/// One im2col load of `pixels` pixels of `channels` f32 channels, against the host walk.
+#[allow(clippy::too_many_arguments)]
+fn check_im2col(
+    g: &Gpu,
+    shape: &[i64],
+    lower: &[i32],
+    upper: &[i32],
+    start: &[i64],
+    offsets: &[i64],
+    channels: u32,
+    pixels: u32,
+    seed: u64,
+) {
+    let l = dense(shape, 4);
+    let data = random_bytes(l.required_size_in_bytes().unwrap(), seed);
+    let buf = g.upload(&data);
+    let view = StridedMemoryView::from_buffer(&buf, l.clone(), Some(DType::F32)).unwrap();
+    let opts = Im2colOptions::new(lower, upper, channels, pixels);
+    let tmap = TensorMapDescriptor::im2col(&view, &opts).unwrap();
+    let want = im2col_reference(
+        &data,
+        &l,
+        start,
+        lower,
+        upper,
+        offsets,
+        channels as usize,
+        pixels as usize,
+    );
+    let got = run_im2col(g, &tmap, start, offsets, want.len());
+    assert!(got == want, "{shape:?}: {}", first_difference(&got, &want));
+}
+
 #[test]
 #[ignore = "needs a CUDA device"]
 fn im2col_row_without_wrapping() {
     let Some(g) = gpu() else { return };
-    // NWC, f32: 2 images of 64 pixels with 8 channels.
-    let l = dense(&[2, 64, 8], 4);
-    let data = random_bytes(l.required_size_in_bytes().unwrap(), 21);
-    let buf = g.upload(&data);
-    let view = StridedMemoryView::from_buffer(&buf, l.clone(), Some(DType::F32)).unwrap();
-    let (lower, upper) = ([-2], [-2]);
-    let tmap =
-        TensorMapDescriptor::im2col(&view, &Im2colOptions::new(&lower, &upper, 8, 32)).unwrap();
-    let start = [1i64, -2, 0];
-    let offsets = [1i64];
-    let want = im2col_reference(&data, &l, &start, &lower, &upper, &offsets, 8, 32);
-    let got = run_im2col(&g, &tmap, &start, &offsets, want.len());
-    assert!(got == want, "{}", first_difference(&got, &want));
+    // NWC: 2 images of 64 pixels with 8 channels; 32 pixels from w = -2, filter offset 1.
+    check_im2col(&g, &[2, 64, 8], &[-2], &[-2], &[1, -2, 0], &[1], 8, 32, 21);
 }
 
 #[test]
 #[ignore = "needs a CUDA device"]
 fn im2col_wraps_rows_and_images() {
     let Some(g) = gpu() else { return };
-    // NHWC, f32: 2 images of 5 x 6 pixels with 8 channels, padding 1, 3 x 3 filter.
-    let l = dense(&[2, 5, 6, 8], 4);
-    let data = random_bytes(l.required_size_in_bytes().unwrap(), 22);
-    let buf = g.upload(&data);
-    let view = StridedMemoryView::from_buffer(&buf, l.clone(), Some(DType::F32)).unwrap();
-    let (lower, upper) = ([-1, -1], [-1, -1]);
-    let tmap =
-        TensorMapDescriptor::im2col(&view, &Im2colOptions::new(&lower, &upper, 8, 64)).unwrap();
-    let start = [0i64, -1, -1, 0];
-    let offsets = [2i64, 1];
-    let want = im2col_reference(&data, &l, &start, &lower, &upper, &offsets, 8, 64);
-    let got = run_im2col(&g, &tmap, &start, &offsets, want.len());
-    assert!(got == want, "{}", first_difference(&got, &want));
+    // NHWC: 2 images of 5 x 6 pixels with 8 channels, padding 1, 3 x 3 filter, offset
+    // (2, 1); 64 pixels run past the rows of the first image into the second.
+    check_im2col(
+        &g,
+        &[2, 5, 6, 8],
+        &[-1, -1],
+        &[-1, -1],
+        &[0, -1, -1, 0],
+        &[2, 1],
+        8,
+        64,
+        22,
+    );
 }
 
 #[test]
@@ -648,6 +687,5 @@ fn descriptors_from_a_thread_without_a_current_context() {
         .join()
         .unwrap()
     });
-    let (want, _) = tile_reference(&data, &l, &[4, 8], &[8, 16], &[1, 1]);
-    assert_eq!(g.tile(&tmap, &[4, 8], want.len()), want);
+    g.check_tile(&tmap, &data, &l, &[4, 8], &[8, 16], &[1, 1], "fresh thread");
 }

@@ -9,9 +9,14 @@ use stridekit_layout::CopyPlan;
 /// Largest rank a kernel parameter block holds (the layout maximum).
 const MAXD: usize = stridekit_layout::MAX_NDIM;
 
-const SOURCE: &str = r#"
+/// Declarations every copy kernel shares; `Params` mirrors the Rust struct below.
+const PRELUDE: &str = r#"
 struct __align__(16) b16 { unsigned long long lo, hi; };
 struct Params { long long shape[64]; long long src[64]; long long dst[64]; long long n; };
+"#;
+
+/// One thread per element, any layouts.
+const SOURCE: &str = r#"
 extern "C" __global__ void __launch_bounds__(256) strided_copy(const ELEM* __restrict__ src, ELEM* __restrict__ dst, const Params p) {
     const IDX n = (IDX)p.n;
     const IDX step = (IDX)gridDim.x * blockDim.x;
@@ -32,56 +37,16 @@ extern "C" __global__ void __launch_bounds__(256) strided_copy(const ELEM* __res
 }
 "#;
 
-/// A 32 x 32 tile through shared memory: reads coalesced along the source's contiguous
-/// axis `a`, writes coalesced along the destination's contiguous axis `l`; the other axes
-/// are batches (blockIdx.z, looping past the grid limit).
+/// A transpose through shared memory: tiles of 32 x 32 WORDs, read coalesced along the
+/// source's contiguous axis `a`, written coalesced along the destination's contiguous
+/// axis `l`; the other axes are batches (blockIdx.z, looping past the grid limit). With
+/// WORD = ELEM the tile holds elements; with a wider WORD (4 or 8 bytes for 1-, 2- and
+/// 4-byte elements) each thread moves a word per access.
 const TILED_SOURCE: &str = r#"
-struct __align__(16) b16 { unsigned long long lo, hi; };
-struct Params { long long shape[64]; long long src[64]; long long dst[64]; long long n; };
-extern "C" __global__ void __launch_bounds__(256) tiled_transpose(const ELEM* __restrict__ src, ELEM* __restrict__ dst,
-                                                                  const Params p, int a, int l, long long batches) {
-    __shared__ ELEM tile[32][33];
-    const long long na = p.shape[a], nl = p.shape[l];
-    const long long a0 = (long long)blockIdx.y * 32, l0 = (long long)blockIdx.x * 32;
-    const long long sa = p.src[a], sl = p.src[l], da = p.dst[a];
-    for (long long b = blockIdx.z; b < batches; b += gridDim.z) {
-        long long rem = b, so = 0, d = 0;
-        for (int k = NDIM - 1; k >= 0; --k) {
-            if (k == a || k == l) continue;
-            const long long e = p.shape[k];
-            const long long j = rem % e;
-            rem /= e;
-            so += j * p.src[k];
-            d += j * p.dst[k];
-        }
-        const long long ia = a0 + threadIdx.x;
-#pragma unroll
-        for (int i = threadIdx.y; i < 32; i += 8) {
-            const long long il = l0 + i;
-            if (ia < na && il < nl) tile[i][threadIdx.x] = src[so + ia * sa + il * sl];
-        }
-        __syncthreads();
-        const long long jl = l0 + threadIdx.x;
-#pragma unroll
-        for (int i = threadIdx.y; i < 32; i += 8) {
-            const long long ja = a0 + i;
-            if (ja < na && jl < nl) dst[d + ja * da + jl] = tile[threadIdx.x][i];
-        }
-        __syncthreads();
-    }
-}
-"#;
-
-/// The tiled transpose for 1-, 2- and 4-byte elements: words of WORD (4 bytes, 8 for
-/// 4-byte elements) along both contiguous axes (tiles of 32 words each way), so each
-/// thread moves a word per access instead of one element. Used when every address it
-/// forms is word-aligned.
-const PACKED_SOURCE: &str = r#"
-struct Params { long long shape[64]; long long src[64]; long long dst[64]; long long n; };
 #define V ((int)(sizeof(WORD) / sizeof(ELEM)))
 #define T (32 * V)
 union Word { WORD w; ELEM e[sizeof(WORD) / sizeof(ELEM)]; };
-extern "C" __global__ void __launch_bounds__(256) packed_transpose(const ELEM* __restrict__ src, ELEM* __restrict__ dst,
+extern "C" __global__ void __launch_bounds__(256) tiled_transpose(const ELEM* __restrict__ src, ELEM* __restrict__ dst,
                                                                    const Params p, int a, int l, long long batches) {
     __shared__ ELEM tile[T][T + 1];
     const long long na = p.shape[a], nl = p.shape[l];
@@ -141,7 +106,7 @@ struct Params {
     n: i64,
 }
 
-// SAFETY: plain C struct matching `Params` in SOURCE (64-bit fields, no padding).
+// SAFETY: plain C struct matching `Params` in PRELUDE (64-bit fields, no padding).
 unsafe impl DeviceRepr for Params {}
 
 /// Which copy kernel.
@@ -149,10 +114,8 @@ unsafe impl DeviceRepr for Params {}
 enum Variant {
     /// One thread per element, any layout.
     Generic,
-    /// 32 x 32 shared-memory tiles.
-    Tiled,
-    /// Tiles of 4-byte words, for 1- and 2-byte elements.
-    Packed,
+    /// Shared-memory tiles of words of this many bytes (the itemsize: plain elements).
+    Tiled { word: usize },
 }
 
 /// (device, itemsize, rank, 64-bit indexing, kernel).
@@ -192,17 +155,20 @@ fn function(
         op: OP,
         reason: format!("itemsize {itemsize}; the kernel moves 1, 2, 4, 8 or 16-byte elements"),
     })?;
-    let (body, name) = match variant {
-        Variant::Generic => (SOURCE, "strided_copy"),
-        Variant::Tiled => (TILED_SOURCE, "tiled_transpose"),
-        Variant::Packed => (PACKED_SOURCE, "packed_transpose"),
-    };
-    let word = match packed_word(itemsize) {
-        8 => "unsigned long long",
-        _ => "unsigned int",
+    let (body, name, word) = match variant {
+        Variant::Generic => (SOURCE, "strided_copy", elem),
+        Variant::Tiled { word } => (
+            TILED_SOURCE,
+            "tiled_transpose",
+            match word {
+                w if w == itemsize => elem,
+                4 => "unsigned int",
+                _ => "unsigned long long",
+            },
+        ),
     };
     let src = format!(
-        "#define ELEM {elem}\n#define WORD {word}\n#define NDIM {ndim}\n#define IDX {}\n{body}",
+        "#define ELEM {elem}\n#define WORD {word}\n#define NDIM {ndim}\n#define IDX {}\n{PRELUDE}{body}",
         if wide {
             "unsigned long long"
         } else {
@@ -254,21 +220,17 @@ pub(crate) fn launch(plan: &CopyPlan, dst: u64, src: u64, stream: &Arc<CudaStrea
     let dst0 = dst.wrapping_add_signed(plan.dst_offset * isz);
 
     if let Some((a, l)) = plan.tiled_transpose_axes() {
-        let packed = packed_ok(plan, a, l, src0, dst0);
-        let tile = if packed {
-            128 / plan.itemsize as u64
+        // Words wider than an element when every word access is aligned.
+        let word = if packed_ok(plan, a, l, src0, dst0) {
+            packed_word(plan.itemsize)
         } else {
-            32
+            plan.itemsize
         };
+        let tile = 32 * (word / plan.itemsize) as u64;
         let (na, nl) = (plan.shape[a] as u64, plan.shape[l] as u64);
         let (ta, tl) = (na.div_ceil(tile), nl.div_ceil(tile));
         if ta <= 65535 && tl <= i32::MAX as u64 {
-            let variant = if packed {
-                Variant::Packed
-            } else {
-                Variant::Tiled
-            };
-            let f = function(stream, plan.itemsize, nd, false, variant)?;
+            let f = function(stream, plan.itemsize, nd, false, Variant::Tiled { word })?;
             let batches = (n / (na * nl)) as i64;
             let cfg = LaunchConfig {
                 grid_dim: (tl as u32, ta as u32, batches.clamp(1, 65535) as u32),
@@ -286,8 +248,8 @@ pub(crate) fn launch(plan: &CopyPlan, dst: u64, src: u64, stream: &Arc<CudaStrea
                 .arg(&batches);
             // SAFETY: the kernel's parameters are (const ELEM*, ELEM*, Params, int, int,
             // long long), passed in that order; every offset the plan reaches lies inside
-            // memory the callers' views validated; the packed kernel's word accesses are
-            // word-aligned (packed_ok).
+            // memory the callers' views validated; word accesses wider than an element are
+            // aligned (packed_ok).
             unsafe { launch.launch(cfg) }.map_err(driver(OP, "cuLaunchKernel"))?;
             return Ok(());
         }
@@ -316,7 +278,7 @@ pub(crate) fn launch(plan: &CopyPlan, dst: u64, src: u64, stream: &Arc<CudaStrea
     Ok(())
 }
 
-/// Bytes per word of the packed kernel for an itemsize (0: not packed).
+/// Bytes per word when the tiled kernel moves words wider than an element (0: never).
 fn packed_word(itemsize: usize) -> usize {
     match itemsize {
         1 | 2 => 4,
@@ -325,7 +287,7 @@ fn packed_word(itemsize: usize) -> usize {
     }
 }
 
-/// Whether every word the packed kernel reads or writes is aligned: 1-, 2- or 4-byte
+/// Whether every wide word the tiled kernel reads or writes is aligned: 1-, 2- or 4-byte
 /// elements, word-aligned bases, and every stride other than the two unit ones a
 /// multiple of the word.
 fn packed_ok(plan: &CopyPlan, a: usize, l: usize, src0: u64, dst0: u64) -> bool {

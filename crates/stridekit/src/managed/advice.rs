@@ -50,6 +50,22 @@ fn attr_location(
     Ok(Location::from_cu(t, id))
 }
 
+/// Advice that names a location: the location is checked for `usage` before the driver,
+/// then against the device count and for concurrent managed access.
+fn advise_location(
+    op: &'static str,
+    range: &ManagedRange<'_>,
+    location: Location,
+    usage: LocationUse,
+    advice: Advice,
+) -> Result<()> {
+    location.check(op, usage, None)?;
+    let n = prepare_advice(op, range)?;
+    location.check(op, usage, Some(n))?;
+    require_location_access(op, location)?;
+    advise(op, range, advice, location)
+}
+
 /// Ready for advice: a non-empty range, a driver with `cuMemAdvise_v2`, and concurrent
 /// managed access on the range's device. Returns the device count.
 fn prepare_advice(op: &'static str, range: &ManagedRange<'_>) -> Result<usize> {
@@ -115,15 +131,12 @@ pub fn set_preferred_location<'a>(
 ) -> Result<()> {
     const OP: &str = "managed::set_preferred_location";
     let range = range.into();
-    location.check(OP, LocationUse::PreferredLocation, None)?;
-    let n = prepare_advice(OP, &range)?;
-    location.check(OP, LocationUse::PreferredLocation, Some(n))?;
-    require_location_access(OP, location)?;
-    advise(
+    advise_location(
         OP,
         &range,
-        Advice::CU_MEM_ADVISE_SET_PREFERRED_LOCATION,
         location,
+        LocationUse::PreferredLocation,
+        Advice::CU_MEM_ADVISE_SET_PREFERRED_LOCATION,
     )
 }
 
@@ -233,11 +246,13 @@ fn read_accessed_by(
 pub fn add_accessed_by<'a>(range: impl Into<ManagedRange<'a>>, location: Location) -> Result<()> {
     const OP: &str = "managed::add_accessed_by";
     let range = range.into();
-    location.check(OP, LocationUse::AccessedBy, None)?;
-    let n = prepare_advice(OP, &range)?;
-    location.check(OP, LocationUse::AccessedBy, Some(n))?;
-    require_location_access(OP, location)?;
-    advise(OP, &range, Advice::CU_MEM_ADVISE_SET_ACCESSED_BY, location)
+    advise_location(
+        OP,
+        &range,
+        location,
+        LocationUse::AccessedBy,
+        Advice::CU_MEM_ADVISE_SET_ACCESSED_BY,
+    )
 }
 
 /// Removes accessed-by advice for `location`; removing one that is not set is no error.
@@ -247,14 +262,12 @@ pub fn remove_accessed_by<'a>(
 ) -> Result<()> {
     const OP: &str = "managed::remove_accessed_by";
     let range = range.into();
-    location.check(OP, LocationUse::AccessedBy, None)?;
-    let n = prepare_advice(OP, &range)?;
-    location.check(OP, LocationUse::AccessedBy, Some(n))?;
-    advise(
+    advise_location(
         OP,
         &range,
-        Advice::CU_MEM_ADVISE_UNSET_ACCESSED_BY,
         location,
+        LocationUse::AccessedBy,
+        Advice::CU_MEM_ADVISE_UNSET_ACCESSED_BY,
     )
 }
 

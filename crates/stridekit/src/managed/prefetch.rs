@@ -6,8 +6,8 @@ use super::support::{
     DISCARD_BATCH, PREFETCH_BATCH, PREFETCH_V2,
 };
 use super::{Location, ManagedRange};
-use crate::driver::{ensure, has_symbol, require_symbol};
-use crate::error::{check, driver, invalid, Result};
+use crate::driver::{bind_stream, ensure, has_symbol, require_symbol};
+use crate::error::{check, invalid, Result};
 use cudarc::driver::{sys, CudaStream};
 
 /// Where a batch goes: one location for every range, or one per range.
@@ -112,7 +112,7 @@ fn location_of(plan: &BatchPlan, i: usize) -> Location {
 /// concurrent managed access (the batched calls require it of all devices).
 fn prepare_batch(
     op: &'static str,
-    symbol: &str,
+    symbol: &'static str,
     plan: &BatchPlan,
     stream: &CudaStream,
 ) -> Result<()> {
@@ -124,7 +124,7 @@ fn prepare_batch(
     for d in 0..n {
         require_concurrent_access(op, d)?;
     }
-    bind(op, stream)
+    bind_stream(op, stream)
 }
 
 /// The batched calls reject the legacy default stream (CUstream 0) with
@@ -139,13 +139,6 @@ fn check_not_legacy_stream(op: &'static str, stream: &CudaStream) -> Result<()> 
         ));
     }
     Ok(())
-}
-
-fn bind(op: &'static str, stream: &CudaStream) -> Result<()> {
-    stream
-        .context()
-        .bind_to_thread()
-        .map_err(driver(op, "cuCtxSetCurrent"))
 }
 
 fn single_prefetch(
@@ -186,7 +179,7 @@ pub fn prefetch<'a>(
     location.check(OP, LocationUse::Prefetch, Some(n))?;
     require_location_access(OP, location)?;
     require_concurrent_access(OP, stream.context().ordinal())?;
-    bind(OP, stream)?;
+    bind_stream(OP, stream)?;
     single_prefetch(OP, range.ptr(), range.size(), location, stream)
 }
 
@@ -243,7 +236,7 @@ pub fn prefetch_batch<'l>(
             require_location_access(OP, *loc)?;
         }
         require_concurrent_access(OP, stream.context().ordinal())?;
-        bind(OP, stream)?;
+        bind_stream(OP, stream)?;
         for i in 0..plan.ptrs.len() {
             single_prefetch(
                 OP,

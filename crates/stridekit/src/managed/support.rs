@@ -1,8 +1,8 @@
 //! What the driver and the devices must offer before a managed-memory call is made.
 
 use super::Location;
-use crate::driver::{ensure, require_symbol};
-use crate::error::{check, Error, Result};
+use crate::driver::{device_attribute, require_symbol};
+use crate::error::{Error, Result};
 use cudarc::driver::sys;
 
 /// The entry points for advice and single prefetches with a `CUmemLocation` (CUDA 12.2+).
@@ -14,35 +14,20 @@ pub(crate) const DISCARD_BATCH: &str = "cuMemDiscardBatchAsync";
 pub(crate) const DISCARD_AND_PREFETCH_BATCH: &str = "cuMemDiscardAndPrefetchBatchAsync";
 
 /// Loads the driver, checks for `symbol`, and returns the number of devices.
-pub(crate) fn prepare(op: &'static str, symbol: &str) -> Result<usize> {
-    ensure(op)?;
+pub(crate) fn prepare(op: &'static str, symbol: &'static str) -> Result<usize> {
     require_symbol(op, symbol)?;
-    let mut n = 0;
-    // SAFETY: the driver is loaded (ensure); `n` is a valid out-pointer.
-    check(op, "cuDeviceGetCount", unsafe {
-        sys::cuDeviceGetCount(&mut n)
-    })?;
-    Ok(n.max(0) as usize)
+    crate::Device::count()
 }
 
 /// Fails with [`Error::Unsupported`] unless device `ordinal` can access managed memory
 /// concurrently with the host; without that, the driver cannot migrate or advise pages
 /// while kernels may run (for example under Windows WDDM).
 pub(crate) fn require_concurrent_access(op: &'static str, ordinal: usize) -> Result<()> {
-    let mut dev = 0;
-    let mut v = 0;
-    // SAFETY: the driver is loaded (prepare ran first); valid out-pointers.
-    check(op, "cuDeviceGet", unsafe {
-        sys::cuDeviceGet(&mut dev, ordinal as i32)
-    })?;
-    // SAFETY: as above; `dev` is a valid device handle.
-    check(op, "cuDeviceGetAttribute", unsafe {
-        sys::cuDeviceGetAttribute(
-            &mut v,
-            sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS,
-            dev,
-        )
-    })?;
+    let v = device_attribute(
+        op,
+        ordinal,
+        sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS,
+    )?;
     concurrent_access_verdict(op, ordinal, v)
 }
 

@@ -1,6 +1,7 @@
 //! `Buffer`: a span of memory, who frees it, and contiguous copies.
 
 use super::{Deallocate, MemoryKind};
+use crate::driver::bind_stream;
 use crate::error::{check, driver, invalid, Result};
 use crate::pointer::{pointer_info, PointerKind};
 use cudarc::driver::{sys, CudaStream};
@@ -296,10 +297,7 @@ impl Buffer {
             unsafe { std::ptr::write_bytes(self.ptr as *mut u8, value, self.size) };
             return Ok(());
         }
-        stream
-            .context()
-            .bind_to_thread()
-            .map_err(driver(OP, "cuCtxSetCurrent"))?;
+        bind_stream(OP, stream)?;
         // SAFETY: `ptr..ptr+size` is device-accessible memory owned by this buffer.
         check(OP, "cuMemsetD8Async", unsafe {
             sys::cuMemsetD8Async(self.ptr, value, self.size, stream.cu_stream())
@@ -316,10 +314,7 @@ pub(crate) fn raw_copy(
     bytes: usize,
     stream: &Arc<CudaStream>,
 ) -> Result<()> {
-    stream
-        .context()
-        .bind_to_thread()
-        .map_err(driver(op, "cuCtxSetCurrent"))?;
+    bind_stream(op, stream)?;
     // SAFETY: callers pass spans of `bytes` bytes that they own or borrow for the copy's
     // duration (host borrows wait on the stream before returning).
     check(op, "cuMemcpyAsync", unsafe {

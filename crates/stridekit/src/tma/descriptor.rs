@@ -3,7 +3,7 @@
 
 use super::options::{Im2colOptions, Im2colWideOptions, TensorMapDataType, TiledOptions};
 use super::validate::{encode, Encoding, Kind, Source};
-use crate::driver::{ensure, ensure_current_context, has_symbol};
+use crate::driver::{device_attribute, ensure_current_context, require_symbol};
 use crate::error::{check, invalid, Error, Result};
 use crate::view::StridedMemoryView;
 use cudarc::driver::{sys, DeviceRepr, LaunchArgs, PushKernelArg};
@@ -67,36 +67,20 @@ impl std::fmt::Debug for TensorMapDescriptor<'_> {
     }
 }
 
-fn symbol_present(cache: &'static OnceLock<bool>, name: &str) -> bool {
-    *cache.get_or_init(|| has_symbol(name))
-}
-
 /// Compute capability of a device ordinal, read once per process and device.
 fn compute_capability(op: &'static str, ordinal: usize) -> Result<(i32, i32)> {
     use std::collections::HashMap;
     use std::sync::Mutex;
+    use sys::CUdevice_attribute as A;
     static CACHE: OnceLock<Mutex<HashMap<usize, (i32, i32)>>> = OnceLock::new();
     let cache = CACHE.get_or_init(|| Mutex::new(HashMap::new()));
     if let Some(cc) = cache.lock().ok().and_then(|c| c.get(&ordinal).copied()) {
         return Ok(cc);
     }
-    ensure(op)?;
-    let mut dev = 0;
-    // SAFETY: the driver is loaded; valid out-pointer.
-    check(op, "cuDeviceGet", unsafe {
-        sys::cuDeviceGet(&mut dev, ordinal as i32)
-    })?;
-    let mut cc = (0, 0);
-    use sys::CUdevice_attribute as A;
-    for (out, attr) in [
-        (&mut cc.0, A::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR),
-        (&mut cc.1, A::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR),
-    ] {
-        // SAFETY: valid out-pointer and device handle.
-        check(op, "cuDeviceGetAttribute", unsafe {
-            sys::cuDeviceGetAttribute(out, attr, dev)
-        })?;
-    }
+    let cc = (
+        device_attribute(op, ordinal, A::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR)?,
+        device_attribute(op, ordinal, A::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR)?,
+    );
     if let Ok(mut c) = cache.lock() {
         c.insert(ordinal, cc);
     }
@@ -210,8 +194,7 @@ impl<'a> TensorMapDescriptor<'a> {
                 ),
             ));
         }
-        static SYM: OnceLock<bool> = OnceLock::new();
-        require(OP, &SYM, "cuTensorMapReplaceAddress")?;
+        require_symbol(OP, "cuTensorMapReplaceAddress")?;
         let raw = &mut self.raw.0;
         with_context(OP, device, || {
             // SAFETY: `raw` is a tensor map the driver encoded; the address is aligned and
@@ -277,30 +260,15 @@ fn with_context<T>(
     }
 }
 
-fn require(op: &'static str, cache: &'static OnceLock<bool>, name: &'static str) -> Result<()> {
-    ensure(op)?;
-    if symbol_present(cache, name) {
-        return Ok(());
-    }
-    let (maj, min) = crate::driver_version().unwrap_or((0, 0));
-    Err(Error::Unsupported {
-        op,
-        reason: format!("the CUDA driver ({maj}.{min}) has no entry point {name}"),
-    })
-}
-
 fn encode_with_driver(e: &Encoding, kind: Kind<'_>) -> Result<RawTensorMap> {
     let op = kind.op();
-    static TILED: OnceLock<bool> = OnceLock::new();
-    static IM2COL: OnceLock<bool> = OnceLock::new();
-    static WIDE: OnceLock<bool> = OnceLock::new();
     let mut map = sys::CUtensorMap { opaque: [0; 16] };
     let c = &e.common;
     let addr = e.address as *mut std::ffi::c_void;
     let rank = e.rank as u32;
     match kind {
         Kind::Tiled(_) => {
-            require(op, &TILED, "cuTensorMapEncodeTiled")?;
+            require_symbol(op, "cuTensorMapEncodeTiled")?;
             // SAFETY: the entry point exists; every array holds at least `rank` (or
             // rank - 1) entries; all values were validated against the documented rules.
             check(op, "cuTensorMapEncodeTiled", unsafe {
@@ -321,7 +289,7 @@ fn encode_with_driver(e: &Encoding, kind: Kind<'_>) -> Result<RawTensorMap> {
             })?;
         }
         Kind::Im2col(_) => {
-            require(op, &IM2COL, "cuTensorMapEncodeIm2col")?;
+            require_symbol(op, "cuTensorMapEncodeIm2col")?;
             // SAFETY: as above; the corner arrays hold 3 entries (rank - 2 used).
             check(op, "cuTensorMapEncodeIm2col", unsafe {
                 sys::cuTensorMapEncodeIm2col(
@@ -344,7 +312,7 @@ fn encode_with_driver(e: &Encoding, kind: Kind<'_>) -> Result<RawTensorMap> {
             })?;
         }
         Kind::Im2colWide(_) => {
-            require(op, &WIDE, "cuTensorMapEncodeIm2colWide")?;
+            require_symbol(op, "cuTensorMapEncodeIm2colWide")?;
             // SAFETY: as above.
             check(op, "cuTensorMapEncodeIm2colWide", unsafe {
                 sys::cuTensorMapEncodeIm2colWide(

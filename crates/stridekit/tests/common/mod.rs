@@ -22,31 +22,16 @@ pub fn driver_present() -> bool {
 
 use stridekit::StridedLayout;
 
+#[path = "../../../stridekit-layout/tests/common/mod.rs"]
+mod layout_common;
+
 /// Byte offsets (relative to the base) of every element, in row-major index order.
 pub fn byte_offsets(l: &StridedLayout) -> Vec<i64> {
-    let mut out = Vec::with_capacity(l.volume());
-    if l.volume() == 0 {
-        return out;
-    }
     let isz = l.itemsize() as i64;
-    let mut idx = vec![0i64; l.ndim()];
-    loop {
-        out.push(
-            (l.slice_offset() + idx.iter().zip(l.strides()).map(|(i, s)| i * s).sum::<i64>()) * isz,
-        );
-        let mut ax = l.ndim();
-        loop {
-            if ax == 0 {
-                return out;
-            }
-            ax -= 1;
-            idx[ax] += 1;
-            if idx[ax] < l.shape()[ax] {
-                break;
-            }
-            idx[ax] = 0;
-        }
-    }
+    layout_common::offsets(l)
+        .into_iter()
+        .map(|o| o * isz)
+        .collect()
 }
 
 /// The reference copy: element by element in row-major order, into a copy of `dst`.
