@@ -8,7 +8,7 @@ use std::sync::Arc;
 use stridekit::cudarc::driver::sys::CUevent_flags;
 use stridekit::{
     s, Buffer, CudaStream, Device, DeviceMemoryResource, MemoryResource, Order,
-    PinnedMemoryResource, StridedLayout, StridedMemoryView,
+    PinnedMemoryResource, StridedLayout, StridedMemoryView, StridedMemoryViewMut,
 };
 
 type R<T> = Result<T, stridekit::Error>;
@@ -76,7 +76,7 @@ fn main() -> R<()> {
     let (a, mut b) = (alloc(false, &gib)?, alloc(false, &gib)?);
     let memcpy_ms = {
         let src = StridedMemoryView::from_buffer(&a, gib.clone(), None)?;
-        let mut dst = StridedMemoryView::from_buffer_mut(&mut b, gib.clone(), None)?;
+        let mut dst = StridedMemoryViewMut::from_buffer_mut(&mut b, gib.clone(), None)?;
         time_ms(&stream, || dst.copy_from(&src, Some(&stream)))?
     };
     let memcpy_gbs = 2.0 * (1u64 << 30) as f64 / memcpy_ms / 1e6;
@@ -157,14 +157,14 @@ fn main() -> R<()> {
             // The contiguous transfer of the same bytes, same direction.
             let flat = dense(&[c.dst.volume() as i64], c.dst.itemsize());
             let src = StridedMemoryView::from_buffer(&sbuf, flat.clone(), None)?;
-            let mut dst = StridedMemoryView::from_buffer_mut(&mut dbuf, flat, None)?;
+            let mut dst = StridedMemoryViewMut::from_buffer_mut(&mut dbuf, flat, None)?;
             let ms = time_ms(&stream, || dst.copy_from(&src, Some(&stream)))?;
             moved as f64 / ms / 1e6
         } else {
             memcpy_gbs
         };
         let src = StridedMemoryView::from_buffer(&sbuf, c.src.clone(), None)?;
-        let mut dst = StridedMemoryView::from_buffer_mut(&mut dbuf, c.dst.clone(), None)?;
+        let mut dst = StridedMemoryViewMut::from_buffer_mut(&mut dbuf, c.dst.clone(), None)?;
         let ms = time_ms(&stream, || dst.copy_from(&src, Some(&stream)))?;
         let gbs = moved as f64 / ms / 1e6;
         println!(

@@ -6,6 +6,7 @@
 use stridekit::{
     pointer_info, s, Device, DeviceMemoryResource, HostMemoryResource, ManagedMemoryResource,
     MemoryResource, Order, PinnedMemoryResource, StridedLayout, StridedMemoryView,
+    StridedMemoryViewMut,
 };
 
 fn layouts() -> Result<(), stridekit::Error> {
@@ -89,11 +90,11 @@ fn gpu() -> Result<(), stridekit::Error> {
     let dl = StridedLayout::dense(nhwc.shape(), 4, Order::C)?;
     let mut dbuf =
         DeviceMemoryResource::new(&dev)?.allocate(dl.required_size_in_bytes()?, &stream)?;
-    let mut on_gpu = StridedMemoryView::from_buffer_mut(&mut dbuf, dl, None)?;
+    let mut on_gpu = StridedMemoryViewMut::from_buffer_mut(&mut dbuf, dl, None)?;
     on_gpu.copy_from(&nhwc, Some(&stream))?;
     let mut back = vec![0f32; host.len()];
     let back_layout = StridedLayout::dense(nhwc.shape(), 4, Order::F)?;
-    let mut back_view = StridedMemoryView::from_slice_mut(&mut back, back_layout)?;
+    let mut back_view = StridedMemoryViewMut::from_slice_mut(&mut back, back_layout)?;
     back_view.copy_from(&on_gpu, Some(&stream))?;
     let ok = back_view.to_vec::<f32>()? == nhwc.to_vec::<f32>()?;
     println!(

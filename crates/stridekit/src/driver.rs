@@ -133,6 +133,15 @@ pub(crate) fn ensure_current_context(op: &'static str, ordinal: usize) -> Result
         .map_err(crate::error::driver(op, "cuCtxSetCurrent"))
 }
 
+/// Waits for all work of the calling thread's current context (binding `ordinal`'s
+/// primary context when the thread has none): orders a host read of pinned or managed
+/// memory after the GPU work that may write it.
+pub(crate) fn synchronize_current(op: &'static str, ordinal: usize) -> Result<()> {
+    ensure_current_context(op, ordinal)?;
+    // SAFETY: a context is current on this thread (ensured above).
+    check(op, "cuCtxSynchronize", unsafe { sys::cuCtxSynchronize() })
+}
+
 /// Attribute `attr` of device `ordinal`, asked by ordinal (no context needed).
 pub(crate) fn device_attribute(
     op: &'static str,

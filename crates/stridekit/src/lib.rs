@@ -29,7 +29,7 @@ mod memory;
 mod nvrtc;
 mod pointer;
 pub mod tma;
-mod view;
+pub mod view;
 
 pub use copy::CopyOptions;
 pub use cudarc;
@@ -47,4 +47,4 @@ pub use pointer::{pointer_info, PointerInfo, PointerKind};
 pub use stridekit_layout as layout;
 pub use stridekit_layout::{s, CopyPlan, LayoutError, Order, SliceArg, StridedLayout};
 pub use tma::TensorMapDescriptor;
-pub use view::StridedMemoryView;
+pub use view::{StridedMemoryView, StridedMemoryViewBase, StridedMemoryViewMut};

@@ -4,7 +4,8 @@ mod common;
 
 use common::{naive_copy, random_bytes, random_layout, Rng};
 use stridekit::{
-    DType, Error, HostMemoryResource, MemoryKind, Order, StridedLayout, StridedMemoryView,
+    DType, HostMemoryResource, MemoryKind, Order, StridedLayout, StridedMemoryView,
+    StridedMemoryViewMut,
 };
 
 #[test]
@@ -40,11 +41,11 @@ fn bytes_view(data: &[u8], layout: StridedLayout) -> StridedMemoryView<'_> {
         .unwrap()
 }
 
-fn bytes_view_mut(data: &mut [u8], layout: StridedLayout) -> StridedMemoryView<'_> {
+fn bytes_view_mut(data: &mut [u8], layout: StridedLayout) -> StridedMemoryViewMut<'_> {
     let u8_layout = StridedLayout::dense(&[data.len() as i64], 1, Order::C).unwrap();
-    StridedMemoryView::from_slice_mut(data, u8_layout)
+    StridedMemoryViewMut::from_slice_mut(data, u8_layout)
         .unwrap()
-        .view(layout, None)
+        .into_view_mut(layout, None)
         .unwrap()
 }
 
@@ -58,11 +59,10 @@ fn overlapping_host_copies_behave_as_if_the_source_were_copied_first() {
     let dst_l = all.sliced(stridekit::s![1..64]).unwrap();
     // SAFETY: both views cover `data`, which outlives them; nothing else touches it meanwhile.
     let src =
-        unsafe { StridedMemoryView::from_foreign(ptr, 256, src_l, Some(DType::U32), true, ()) }
-            .unwrap();
+        unsafe { StridedMemoryView::from_foreign(ptr, 256, src_l, Some(DType::U32), ()) }.unwrap();
     // SAFETY: as above.
     let mut dst =
-        unsafe { StridedMemoryView::from_foreign(ptr, 256, dst_l, Some(DType::U32), false, ()) }
+        unsafe { StridedMemoryViewMut::from_foreign_mut(ptr, 256, dst_l, Some(DType::U32), ()) }
             .unwrap();
     dst.copy_from(&src, None).unwrap();
     assert_eq!(data[0], 0);
@@ -72,11 +72,11 @@ fn overlapping_host_copies_behave_as_if_the_source_were_copied_first() {
     let ptr = data.as_mut_ptr() as u64;
     let rev = all.sliced(stridekit::s![..;-1]).unwrap();
     // SAFETY: as above.
-    let src = unsafe { StridedMemoryView::from_foreign(ptr, 256, rev, Some(DType::U32), true, ()) }
-        .unwrap();
+    let src =
+        unsafe { StridedMemoryView::from_foreign(ptr, 256, rev, Some(DType::U32), ()) }.unwrap();
     // SAFETY: as above.
     let mut dst = unsafe {
-        StridedMemoryView::from_foreign(ptr, 256, all.clone(), Some(DType::U32), false, ())
+        StridedMemoryViewMut::from_foreign_mut(ptr, 256, all.clone(), Some(DType::U32), ())
     }
     .unwrap();
     dst.copy_from(&src, None).unwrap();
@@ -89,7 +89,7 @@ fn rejections_before_any_work() {
     let mut b = vec![0.0f32; 12];
     let src = StridedMemoryView::from_slice(&a, &[3, 4]).unwrap();
     {
-        let mut dst = StridedMemoryView::from_slice_mut(
+        let mut dst = StridedMemoryViewMut::from_slice_mut(
             &mut b,
             StridedLayout::dense(&[4, 3], 4, Order::C).unwrap(),
         )
@@ -102,12 +102,12 @@ fn rejections_before_any_work() {
     }
     {
         let l2 = StridedLayout::dense(&[3, 4], 2, Order::C).unwrap();
-        let mut dst = StridedMemoryView::from_slice_mut(
+        let mut dst = StridedMemoryViewMut::from_slice_mut(
             &mut b,
             StridedLayout::dense(&[3, 4], 4, Order::C).unwrap(),
         )
         .unwrap()
-        .view(l2, None)
+        .into_view_mut(l2, None)
         .unwrap();
         let e = dst.copy_from(&src, None).unwrap_err().to_string();
         assert!(
@@ -116,19 +116,11 @@ fn rejections_before_any_work() {
         );
     }
     {
-        let mut ro = StridedMemoryView::from_slice(&a, &[3, 4]).unwrap();
-        let e = ro.copy_from(&src, None).unwrap_err();
-        assert!(
-            matches!(e, Error::Invalid { .. }) && e.to_string().contains("read-only"),
-            "{e}"
-        );
-    }
-    {
         let bcast = StridedLayout::dense(&[1, 4], 4, Order::C)
             .unwrap()
             .broadcast_to(&[3, 4])
             .unwrap();
-        let mut dst = StridedMemoryView::from_slice_mut(&mut b, bcast).unwrap();
+        let mut dst = StridedMemoryViewMut::from_slice_mut(&mut b, bcast).unwrap();
         let e = dst.copy_from(&src, None).unwrap_err().to_string();
         assert!(e.contains("a destination must be unique"), "{e}");
     }
@@ -174,12 +166,12 @@ fn views_are_validated_against_their_memory() {
 
 #[test]
 fn owned_and_borrowed_host_views_round_trip() {
-    let src = StridedMemoryView::from_vec((0..24u16).collect(), &[2, 3, 4]).unwrap();
+    let src = StridedMemoryViewMut::from_vec((0..24u16).collect(), &[2, 3, 4]).unwrap();
     let t = src
         .view(src.layout().permuted(&[2, 0, 1]).unwrap(), None)
         .unwrap();
     let mut out = vec![0u16; 24];
-    let mut dst = StridedMemoryView::from_slice_mut(
+    let mut dst = StridedMemoryViewMut::from_slice_mut(
         &mut out,
         StridedLayout::dense(&[4, 2, 3], 2, Order::C).unwrap(),
     )
@@ -188,9 +180,9 @@ fn owned_and_borrowed_host_views_round_trip() {
     assert_eq!(dst.to_vec::<u16>().unwrap(), t.to_vec::<u16>().unwrap());
     assert_eq!(&out[..6], &[0, 4, 8, 12, 16, 20]);
     // 0-d and empty.
-    let one = StridedMemoryView::from_vec(vec![7u8], &[]).unwrap();
+    let one = StridedMemoryViewMut::from_vec(vec![7u8], &[]).unwrap();
     assert_eq!(one.to_vec::<u8>().unwrap(), vec![7]);
-    let none = StridedMemoryView::from_vec(Vec::<u8>::new(), &[0, 5]).unwrap();
+    let none = StridedMemoryViewMut::from_vec(Vec::<u8>::new(), &[0, 5]).unwrap();
     assert!(none.to_vec::<u8>().unwrap().is_empty());
 }
 
@@ -202,9 +194,11 @@ fn host_copies_need_no_stream() {
     // Without a driver a device view cannot even be made; host views never need a stream.
     let mut a = [0u8; 4];
     let b = [1u8; 4];
-    let mut d =
-        StridedMemoryView::from_slice_mut(&mut a, StridedLayout::dense(&[4], 1, Order::C).unwrap())
-            .unwrap();
+    let mut d = StridedMemoryViewMut::from_slice_mut(
+        &mut a,
+        StridedLayout::dense(&[4], 1, Order::C).unwrap(),
+    )
+    .unwrap();
     d.copy_from(&StridedMemoryView::from_slice(&b, &[4]).unwrap(), None)
         .unwrap();
     assert_eq!(a, [1; 4]);

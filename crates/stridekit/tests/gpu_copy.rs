@@ -8,7 +8,7 @@ use std::sync::Arc;
 use stridekit::{
     Buffer, CudaStream, DType, Device, DeviceMemoryResource, Error, HostMemoryResource,
     ManagedMemoryResource, MemoryResource, Order, PinnedMemoryResource, StridedLayout,
-    StridedMemoryView,
+    StridedMemoryView, StridedMemoryViewMut,
 };
 
 struct Kinds {
@@ -69,7 +69,7 @@ fn one_case(
     {
         let src =
             StridedMemoryView::from_buffer(&sbuf, sl.clone(), None).map_err(|e| e.to_string())?;
-        let mut dst = StridedMemoryView::from_buffer_mut(&mut dbuf, dl.clone(), None)
+        let mut dst = StridedMemoryViewMut::from_buffer_mut(&mut dbuf, dl.clone(), None)
             .map_err(|e| e.to_string())?;
         dst.copy_from(&src, Some(stream))
             .map_err(|e| e.to_string())?;
@@ -141,7 +141,8 @@ fn large_transposes_through_every_path() {
                 {
                     let src = StridedMemoryView::from_buffer(&sbuf, src_l.clone(), None).unwrap();
                     let mut dst =
-                        StridedMemoryView::from_buffer_mut(&mut dbuf, dst_l.clone(), None).unwrap();
+                        StridedMemoryViewMut::from_buffer_mut(&mut dbuf, dst_l.clone(), None)
+                            .unwrap();
                     src.copy_to(&mut dst, Some(&stream)).unwrap();
                 }
                 stream.synchronize().unwrap();
@@ -185,26 +186,19 @@ fn overlapping_device_copies_behave_as_if_the_source_were_copied_first() {
             let before = read(&b, &stream);
             {
                 let ptr = b.ptr();
-                // SAFETY: both views cover `b`, which outlives them; nothing else touches it.
+                // SAFETY: both views cover `b`, which outlives them; they overlap on purpose (the
+                // copy is defined as if the source were read first) and nothing else touches it.
                 let src = unsafe {
-                    StridedMemoryView::from_foreign(
-                        ptr,
-                        b.size(),
-                        sl.clone(),
-                        Some(DType::U32),
-                        true,
-                        (),
-                    )
+                    StridedMemoryView::from_foreign(ptr, b.size(), sl.clone(), Some(DType::U32), ())
                 }
                 .unwrap();
                 // SAFETY: as above.
                 let mut dst = unsafe {
-                    StridedMemoryView::from_foreign(
+                    StridedMemoryViewMut::from_foreign_mut(
                         ptr,
                         b.size(),
                         dl.clone(),
                         Some(DType::U32),
-                        false,
                         (),
                     )
                 }
@@ -231,7 +225,7 @@ fn device_copy_rejections() {
     let l = StridedLayout::dense(&[16], 4, Order::C).unwrap();
     let src = StridedMemoryView::from_buffer(&a, l.clone(), Some(DType::F32)).unwrap();
     assert_eq!(src.device_id(), 0);
-    let mut dst = StridedMemoryView::from_buffer_mut(&mut b, l.clone(), None).unwrap();
+    let mut dst = StridedMemoryViewMut::from_buffer_mut(&mut b, l.clone(), None).unwrap();
     let e = dst.copy_from(&src, None).unwrap_err();
     assert!(
         matches!(e, Error::Invalid { .. }) && e.to_string().contains("needs a stream"),
@@ -246,7 +240,7 @@ fn device_copy_rejections() {
     // Empty copies do nothing and succeed.
     let empty = StridedLayout::dense(&[0, 3], 4, Order::C).unwrap();
     let s0 = StridedMemoryView::from_buffer(&a, empty.clone(), None).unwrap();
-    let mut d0 = StridedMemoryView::from_buffer_mut(&mut b, empty, None).unwrap();
+    let mut d0 = StridedMemoryViewMut::from_buffer_mut(&mut b, empty, None).unwrap();
     d0.copy_from(&s0, Some(&stream)).unwrap();
 }
 
@@ -308,7 +302,7 @@ fn tiled_transposes_with_batches_edges_and_negative_strides() {
             {
                 let src = StridedMemoryView::from_buffer(&sbuf, sl.clone(), None).unwrap();
                 let mut dst =
-                    StridedMemoryView::from_buffer_mut(&mut dbuf, dl.clone(), None).unwrap();
+                    StridedMemoryViewMut::from_buffer_mut(&mut dbuf, dl.clone(), None).unwrap();
                 dst.copy_from(&src, Some(&stream)).unwrap();
             }
             stream.synchronize().unwrap();

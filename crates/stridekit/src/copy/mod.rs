@@ -21,7 +21,8 @@ use crate::memory::raw_copy;
 use crate::memory::{
     Buffer, DeviceMemoryResource, MemoryKind, MemoryResource, PinnedMemoryResource,
 };
-use crate::view::StridedMemoryView;
+use crate::view::access::Access;
+use crate::view::{StridedMemoryView, StridedMemoryViewBase, StridedMemoryViewMut};
 use cudarc::driver::CudaStream;
 use std::sync::Arc;
 use stridekit_layout::{CopyPlan, Order, StridedLayout};
@@ -43,6 +44,15 @@ enum Side {
     Host,
     /// Device or managed memory: kernels.
     Device,
+}
+
+/// The device whose kernels own a view's memory (device and managed memory only; pinned
+/// host memory is reachable from every device).
+fn gpu_device(v: &StridedMemoryView<'_>) -> Option<usize> {
+    match v.kind() {
+        MemoryKind::Device | MemoryKind::Managed => v.device_ordinal(),
+        MemoryKind::Host | MemoryKind::PinnedHost => None,
+    }
 }
 
 fn side(v: &StridedMemoryView<'_>) -> Side {
@@ -246,82 +256,91 @@ fn overlaps(a: &StridedMemoryView<'_>, b: &StridedMemoryView<'_>) -> bool {
     a0 < b1 && b0 < a1
 }
 
-impl StridedMemoryView<'_> {
+impl StridedMemoryViewMut<'_> {
     /// Copies `src` into this view, element by element in logical order, on `stream`
     /// (`None` is enough when both views are in pageable host memory). See [`CopyOptions`]
     /// for the defaults.
     ///
-    /// Rejected before any work: different shapes or itemsizes, a read-only destination,
-    /// a destination that maps two elements to one address, views on different devices.
-    pub fn copy_from(
+    /// Rejected before any work: different shapes or itemsizes, a destination that maps
+    /// two elements to one address, views on different devices, a stream of another device.
+    pub fn copy_from<B: Access>(
         &mut self,
-        src: &StridedMemoryView<'_>,
+        src: &StridedMemoryViewBase<'_, B>,
         stream: Option<&Arc<CudaStream>>,
     ) -> Result<()> {
         self.copy_from_with(src, stream, &CopyOptions::default())
     }
 
     /// [`copy_from`](Self::copy_from) with options.
-    pub fn copy_from_with(
+    pub fn copy_from_with<B: Access>(
         &mut self,
-        src: &StridedMemoryView<'_>,
+        src: &StridedMemoryViewBase<'_, B>,
         stream: Option<&Arc<CudaStream>>,
         opts: &CopyOptions<'_>,
     ) -> Result<()> {
-        const OP: &str = "copy";
-        if self.is_read_only() {
-            return Err(invalid(OP, "the destination view is read-only"));
-        }
-        let plan = CopyPlan::new(self.layout(), src.layout())?;
-        if let (Some(a), Some(b)) = (self.device_ordinal(), src.device_ordinal()) {
-            if a != b {
-                return Err(invalid(
-                    OP,
-                    format!("source is on device {b} and destination on device {a}; copies between devices are not supported"),
-                ));
-            }
-        }
-        if let (Some(s), Some(d)) = (stream, self.device_ordinal().or(src.device_ordinal())) {
-            if s.context().ordinal() != d {
-                return Err(invalid(
-                    OP,
-                    format!(
-                        "the stream belongs to device {} but the views to device {d}",
-                        s.context().ordinal()
-                    ),
-                ));
-            }
-        }
-        if plan.volume == 0 {
-            return Ok(());
-        }
-        run(self, src, &plan, stream, opts)?;
-        if let Some(stream) = stream {
-            let touches_host = side(self) == Side::Host || side(src) == Side::Host;
-            if touches_host || opts.blocking == Some(true) {
-                stream
-                    .synchronize()
-                    .map_err(driver(OP, "cuStreamSynchronize"))?;
-            }
-            for s in [self.release_stream(), src.release_stream()]
-                .into_iter()
-                .flatten()
-            {
-                if !Arc::ptr_eq(s, stream) {
-                    let ev = stream
-                        .record_event(None)
-                        .map_err(driver(OP, "cuEventRecord"))?;
-                    s.wait(&ev).map_err(driver(OP, "cuStreamWaitEvent"))?;
-                }
-            }
-        }
-        Ok(())
+        copy_into(&self.as_view(), &src.as_view(), stream, opts)
     }
+}
 
-    /// Copies this view into `dst`; see [`copy_from`](Self::copy_from).
+/// The copy behind `copy_from`: `dst` is the read-only face of a writable view.
+fn copy_into(
+    dst: &StridedMemoryView<'_>,
+    src: &StridedMemoryView<'_>,
+    stream: Option<&Arc<CudaStream>>,
+    opts: &CopyOptions<'_>,
+) -> Result<()> {
+    const OP: &str = "copy";
+    let plan = CopyPlan::new(dst.layout(), src.layout())?;
+    if let (Some(a), Some(b)) = (gpu_device(dst), gpu_device(src)) {
+        if a != b {
+            return Err(invalid(
+                OP,
+                format!("source is on device {b} and destination on device {a}; copies between devices are not supported"),
+            ));
+        }
+    }
+    if let (Some(s), Some(d)) = (stream, gpu_device(dst).or(gpu_device(src))) {
+        if s.context().ordinal() != d {
+            return Err(invalid(
+                OP,
+                format!(
+                    "the stream belongs to device {} but the views to device {d}",
+                    s.context().ordinal()
+                ),
+            ));
+        }
+    }
+    if plan.volume == 0 {
+        return Ok(());
+    }
+    run(dst, src, &plan, stream, opts)?;
+    if let Some(stream) = stream {
+        let touches_host = side(dst) == Side::Host || side(src) == Side::Host;
+        if touches_host || opts.blocking == Some(true) {
+            stream
+                .synchronize()
+                .map_err(driver(OP, "cuStreamSynchronize"))?;
+        }
+        for s in [dst.release_stream(), src.release_stream()]
+            .into_iter()
+            .flatten()
+        {
+            if !Arc::ptr_eq(s, stream) {
+                let ev = stream
+                    .record_event(None)
+                    .map_err(driver(OP, "cuEventRecord"))?;
+                s.wait(&ev).map_err(driver(OP, "cuStreamWaitEvent"))?;
+            }
+        }
+    }
+    Ok(())
+}
+
+impl<A: Access> StridedMemoryViewBase<'_, A> {
+    /// Copies this view into `dst`; see [`StridedMemoryViewMut::copy_from`].
     pub fn copy_to(
         &self,
-        dst: &mut StridedMemoryView<'_>,
+        dst: &mut StridedMemoryViewMut<'_>,
         stream: Option<&Arc<CudaStream>>,
     ) -> Result<()> {
         dst.copy_from(self, stream)
@@ -350,7 +369,7 @@ mod tests {
         let mut a = vec![0u32; 4];
         let b = vec![0u32; 4];
         let l = StridedLayout::dense(&[4], 4, Order::C).unwrap();
-        let mut dst = StridedMemoryView::from_slice_mut(&mut a, l.clone())
+        let mut dst = StridedMemoryViewMut::from_slice_mut(&mut a, l.clone())
             .unwrap()
             .on_fake_device(0);
         let src = StridedMemoryView::from_slice_with_layout(&b, l)
