@@ -21,6 +21,7 @@
 
 mod copy;
 mod device;
+pub mod dlpack;
 mod driver;
 mod dtype;
 mod error;
@@ -35,6 +36,7 @@ pub use copy::CopyOptions;
 pub use cudarc;
 pub use cudarc::driver::{CudaContext, CudaEvent, CudaStream};
 pub use device::Device;
+pub use dlpack::DlpackTensor;
 pub use driver::{cuda_available, driver_version};
 pub use dtype::{dlpack_code, DType, Element};
 pub use error::{Error, Result};

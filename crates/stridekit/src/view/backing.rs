@@ -16,6 +16,8 @@ pub(crate) enum Backing<'a> {
     SharedBuffer(Arc<Buffer>),
     /// A borrowed host slice.
     Slice(PhantomData<&'a [u8]>),
+    /// An imported DLPack tensor (its deleter runs when the last view goes).
+    Dlpack(Arc<crate::dlpack::Imported>),
     /// Memory the view owns, or whose owner it keeps alive (held, never read).
     Owned(#[allow(dead_code)] Arc<dyn Any + Send + Sync>),
 }
@@ -26,6 +28,14 @@ impl Backing<'_> {
         match self {
             Backing::Buffer(b) => b.stream(),
             Backing::SharedBuffer(b) => b.stream(),
+            _ => None,
+        }
+    }
+
+    /// The flags of an imported DLPack tensor.
+    pub(crate) fn dlpack_flags(&self) -> Option<dlpark::DlpackFlags> {
+        match self {
+            Backing::Dlpack(t) => Some(t.flags),
             _ => None,
         }
     }

@@ -326,6 +326,13 @@ impl<'a, A: Access> StridedMemoryViewBase<'a, A> {
         !A::WRITABLE
     }
 
+    /// The flags of the DLPack tensor this view was imported from (`None` for memory that
+    /// did not come through DLPack): READ_ONLY, and IS_COPIED when the producer made a
+    /// copy for this exchange.
+    pub fn imported_flags(&self) -> Option<dlpark::DlpackFlags> {
+        self.backing.dlpack_flags()
+    }
+
     /// The owner behind the view (for DLPack exports and flags).
     pub(crate) fn backing(&self) -> &Backing<'a> {
         &self.backing

@@ -1,0 +1,354 @@
+//! DLPack import: a producer's managed tensor becomes a view that owns it.
+
+use super::dtype::dtype_from_dlpack;
+use crate::error::{invalid, Error, Result};
+use crate::memory::MemoryKind;
+use crate::pointer::{pointer_info, PointerKind};
+use crate::view::access::{Access, ReadOnly, ReadWrite};
+use crate::view::{Backing, Parts, StridedMemoryViewBase};
+use dlpark::ffi::{DLDevice, DLDeviceType, DLManagedTensor, DLManagedTensorVersioned, DLTensor};
+use dlpark::{AllocationDeleter, DlpackFlags, ManagedTensorBase};
+use std::sync::Arc;
+use stridekit_layout::{Order, StridedLayout, MAX_NDIM};
+
+/// A DLPack tensor handed over to stridekit: the versioned (1.x) or the legacy (0.x) ABI.
+/// Dropping it calls the producer's deleter.
+pub enum DlpackTensor {
+    /// `DLManagedTensorVersioned` (DLPack 1.x).
+    Versioned(dlpark::versioned::Dlpack),
+    /// `DLManagedTensor` (DLPack 0.x).
+    Legacy(dlpark::legacy::Dlpack),
+}
+
+impl From<dlpark::versioned::Dlpack> for DlpackTensor {
+    fn from(t: dlpark::versioned::Dlpack) -> Self {
+        DlpackTensor::Versioned(t)
+    }
+}
+
+impl From<dlpark::legacy::Dlpack> for DlpackTensor {
+    fn from(t: dlpark::legacy::Dlpack) -> Self {
+        DlpackTensor::Legacy(t)
+    }
+}
+
+impl DlpackTensor {
+    /// Takes ownership of a producer's `DLManagedTensorVersioned`. A null pointer is an
+    /// error; a major version other than 1 is an error after the producer's deleter has
+    /// been called (as the DLPack specification requires).
+    ///
+    /// # Safety
+    /// `ptr` is null or points to a live `DLManagedTensorVersioned` that the caller owns
+    /// (nobody else will call its deleter), whose metadata stays unchanged while it is
+    /// held, and whose deleter may be called once, from any thread.
+    pub unsafe fn from_raw_versioned(ptr: *mut DLManagedTensorVersioned) -> Result<Self> {
+        const OP: &str = "DlpackTensor::from_raw_versioned";
+        if ptr.is_null() {
+            return Err(invalid(OP, "the DLManagedTensorVersioned pointer is null"));
+        }
+        // SAFETY: non-null and live (caller); the version is the first field of every major version.
+        let major = unsafe { (*ptr).version.major };
+        // SAFETY: the caller's promise; dlpark calls the deleter itself when the major
+        // version is not its own.
+        match unsafe { dlpark::versioned::Dlpack::from_raw(ptr) } {
+            Ok(t) => Ok(DlpackTensor::Versioned(t)),
+            Err(_) => Err(invalid(
+                OP,
+                format!(
+                    "the tensor declares DLPack major version {major}; stridekit reads major version {} (the producer's deleter has been called)",
+                    dlpark::ffi::DLPACK_MAJOR_VERSION
+                ),
+            )),
+        }
+    }
+
+    /// Takes ownership of a producer's legacy `DLManagedTensor`.
+    ///
+    /// # Safety
+    /// As for [`from_raw_versioned`](Self::from_raw_versioned).
+    pub unsafe fn from_raw_legacy(ptr: *mut DLManagedTensor) -> Result<Self> {
+        const OP: &str = "DlpackTensor::from_raw_legacy";
+        // SAFETY: the caller's promise; a legacy tensor has no version to check.
+        unsafe { dlpark::legacy::Dlpack::from_raw(ptr) }
+            .map(DlpackTensor::Legacy)
+            .map_err(|_| invalid(OP, "the DLManagedTensor pointer is null"))
+    }
+
+    /// The flags (empty for a legacy tensor).
+    pub fn flags(&self) -> DlpackFlags {
+        match self {
+            DlpackTensor::Versioned(t) => {
+                // SAFETY: `t` owns a live managed tensor whose metadata does not change.
+                unsafe { &*t.as_ptr() }.flags()
+            }
+            DlpackTensor::Legacy(_) => DlpackFlags::empty(),
+        }
+    }
+
+    /// The declared DLPack version, `None` for a legacy tensor.
+    pub fn version(&self) -> Option<(u32, u32)> {
+        match self {
+            DlpackTensor::Versioned(t) => {
+                // SAFETY: as in `flags`.
+                let v = unsafe { &*t.as_ptr() }.version;
+                Some((v.major, v.minor))
+            }
+            DlpackTensor::Legacy(_) => None,
+        }
+    }
+
+    fn tensor(&self) -> &DLTensor {
+        match self {
+            // SAFETY: each handle owns a live managed tensor whose metadata stays unchanged
+            // while it is held (the constructors' contract).
+            DlpackTensor::Versioned(t) => unsafe { t.tensor() },
+            // SAFETY: as above.
+            DlpackTensor::Legacy(t) => unsafe { t.tensor() },
+        }
+    }
+
+    fn into_deleter(self) -> AllocationDeleter {
+        match self {
+            DlpackTensor::Versioned(t) => t.into_deleter(),
+            DlpackTensor::Legacy(t) => t.into_deleter(),
+        }
+    }
+}
+
+/// The owner of an imported tensor, shared by every view made from it: dropping the last
+/// one calls the producer's deleter, once.
+pub(crate) struct Imported {
+    _deleter: AllocationDeleter,
+    pub(crate) flags: DlpackFlags,
+}
+
+/// Reads `n` values of a producer's metadata array.
+fn read_array(op: &'static str, what: &str, ptr: *const i64, n: usize) -> Result<Vec<i64>> {
+    if n == 0 {
+        return Ok(Vec::new());
+    }
+    if ptr.is_null() {
+        return Err(invalid(
+            op,
+            format!("the tensor has {n} dimensions but its {what} pointer is null"),
+        ));
+    }
+    // SAFETY: the producer's metadata holds `ndim` values at `ptr` for as long as the
+    // tensor is held (DLPack contract, vouched for when the tensor was taken over).
+    Ok(unsafe { std::slice::from_raw_parts(ptr, n) }.to_vec())
+}
+
+fn device_name(t: DLDeviceType) -> String {
+    let name = match t {
+        DLDeviceType::CPU => "CPU",
+        DLDeviceType::CUDA => "CUDA",
+        DLDeviceType::CUDAHOST => "CUDA_HOST",
+        DLDeviceType::CUDAMANAGED => "CUDA_MANAGED",
+        DLDeviceType::ROCM => "ROCM",
+        DLDeviceType::ROCMHOST => "ROCM_HOST",
+        DLDeviceType::OPENCL => "OPENCL",
+        DLDeviceType::VULKAN => "VULKAN",
+        DLDeviceType::METAL => "METAL",
+        DLDeviceType::ONEAPI => "ONEAPI",
+        _ => "unknown",
+    };
+    format!("{} ({name})", t.0)
+}
+
+/// The memory kind and device of a tensor's data: the declared device type, checked
+/// against what the driver says of the pointer.
+fn locate(
+    op: &'static str,
+    dev: DLDevice,
+    ptr: u64,
+    empty: bool,
+) -> Result<(MemoryKind, Option<usize>)> {
+    let declared = match dev.device_type {
+        DLDeviceType::CPU => MemoryKind::Host,
+        DLDeviceType::CUDA => MemoryKind::Device,
+        DLDeviceType::CUDAHOST => MemoryKind::PinnedHost,
+        DLDeviceType::CUDAMANAGED => MemoryKind::Managed,
+        other => {
+            return Err(invalid(
+                op,
+                format!(
+                    "device type {} is not one stridekit can reach; it takes CPU (1), CUDA (2), CUDA_HOST (3) and CUDA_MANAGED (13)",
+                    device_name(other)
+                ),
+            ))
+        }
+    };
+    if declared == MemoryKind::Device && dev.device_id < 0 {
+        return Err(invalid(
+            op,
+            format!(
+                "a CUDA tensor has device_id {}; it must be >= 0",
+                dev.device_id
+            ),
+        ));
+    }
+    let declared_device = (declared == MemoryKind::Device).then_some(dev.device_id as usize);
+    if empty {
+        return Ok((declared, declared_device));
+    }
+    let info = match pointer_info(ptr) {
+        Ok(info) => info,
+        Err(Error::NoDriver { .. }) if declared == MemoryKind::Host => {
+            return Ok((MemoryKind::Host, None))
+        }
+        Err(e) => return Err(e),
+    };
+    let contradiction = |what: &str| {
+        invalid(
+            op,
+            format!(
+                "the tensor declares device type {} (device_id {}) but the driver reports {what} at {ptr:#x}; the device type must describe the memory",
+                device_name(dev.device_type),
+                dev.device_id
+            ),
+        )
+    };
+    let found = match info.kind {
+        PointerKind::Pageable => MemoryKind::Host,
+        PointerKind::PinnedHost => MemoryKind::PinnedHost,
+        PointerKind::Managed => MemoryKind::Managed,
+        PointerKind::Device | PointerKind::Array => MemoryKind::Device,
+    };
+    let what = match found {
+        MemoryKind::Host => "pageable host memory".to_string(),
+        MemoryKind::PinnedHost => "pinned host memory".to_string(),
+        MemoryKind::Managed => "managed memory".to_string(),
+        MemoryKind::Device => format!("device memory of device {:?}", info.device),
+    };
+    match (declared, found) {
+        // A CPU tensor may live in any host-readable memory; a CUDA tensor in managed memory
+        // is what several frameworks export.
+        (MemoryKind::Host, MemoryKind::Host | MemoryKind::PinnedHost | MemoryKind::Managed)
+        | (MemoryKind::PinnedHost, MemoryKind::PinnedHost)
+        | (MemoryKind::Managed, MemoryKind::Managed)
+        | (MemoryKind::Device, MemoryKind::Managed) => Ok((found, info.device)),
+        (MemoryKind::Device, MemoryKind::Device) => {
+            if info.device != declared_device {
+                Err(contradiction(&what))
+            } else {
+                Ok((found, info.device))
+            }
+        }
+        _ => Err(contradiction(&what)),
+    }
+}
+
+/// The view of an imported tensor; on any error the tensor is dropped (its deleter runs).
+fn import<A: Access>(
+    op: &'static str,
+    t: DlpackTensor,
+) -> Result<StridedMemoryViewBase<'static, A>> {
+    let flags = t.flags();
+    if A::WRITABLE && flags.contains(DlpackFlags::READ_ONLY) {
+        return Err(invalid(
+            op,
+            "the tensor is flagged READ_ONLY; import it as a read-only StridedMemoryView",
+        ));
+    }
+    let dl = t.tensor();
+    if dl.ndim < 0 || dl.ndim as usize > MAX_NDIM {
+        return Err(invalid(
+            op,
+            format!(
+                "the tensor has ndim {}; it must be in [0, {MAX_NDIM}]",
+                dl.ndim
+            ),
+        ));
+    }
+    let nd = dl.ndim as usize;
+    let (dtype, itemsize) = dtype_from_dlpack(op, dl.dtype)?;
+    let shape = read_array(op, "shape", dl.shape, nd)?;
+    let dense = match dl.strides.is_null() {
+        true => Some(StridedLayout::dense(&shape, itemsize, Order::C)?),
+        false => None,
+    };
+    let layout = match dense {
+        Some(l) => l,
+        None => StridedLayout::new(
+            &shape,
+            &read_array(op, "strides", dl.strides, nd)?,
+            itemsize,
+        )?,
+    };
+    let volume = layout.volume();
+    if dl.data.is_null() && volume > 0 {
+        return Err(invalid(
+            op,
+            format!("the tensor has {volume} elements but a null data pointer"),
+        ));
+    }
+    let first = (dl.data as u64)
+        .checked_add(dl.byte_offset)
+        .ok_or_else(|| {
+            invalid(
+                op,
+                format!(
+                    "data {:p} + byte_offset {} overflows the address space",
+                    dl.data, dl.byte_offset
+                ),
+            )
+        })?;
+    // The view's base is the lowest byte any element reaches (negative strides reach
+    // below the first element).
+    let (lo, hi) = if volume == 0 {
+        (0, -1)
+    } else {
+        layout.offset_bounds()
+    };
+    let isz = itemsize as i64;
+    let base = first.wrapping_add_signed(lo * isz);
+    let size = ((hi - lo + 1) * isz) as usize;
+    let layout = StridedLayout::with_offset(layout.shape(), layout.strides(), itemsize, -lo)?;
+    let (kind, device) = locate(op, dl.device, base, volume == 0)?;
+    let owner = Imported {
+        _deleter: t.into_deleter(),
+        flags,
+    };
+    StridedMemoryViewBase::from_parts(
+        op,
+        Parts {
+            ptr: base,
+            size,
+            kind,
+            device,
+            layout,
+            dtype,
+            backing: Backing::Dlpack(Arc::new(owner)),
+        },
+    )
+}
+
+impl StridedMemoryViewBase<'static, ReadOnly> {
+    /// A read-only view of a DLPack tensor, which it takes over: the producer's deleter
+    /// runs once the view and every view made from it are gone (or at once, on error).
+    ///
+    /// Accepted: device types CPU, CUDA, CUDA_HOST and CUDA_MANAGED (checked against the
+    /// driver), up to 64 dimensions, `strides == NULL` as C-contiguous, any `byte_offset`,
+    /// and every whole-byte scalar data type (those without a [`DType`](crate::DType)
+    /// give a view with `dtype() == None`). [`imported_flags`](Self::imported_flags)
+    /// tells READ_ONLY and IS_COPIED.
+    ///
+    /// # Safety
+    /// The tensor's data must stay valid until its deleter runs, and nobody may write it
+    /// while a view of it exists (the producer vouches for this by exporting it).
+    pub unsafe fn from_dlpack(tensor: impl Into<DlpackTensor>) -> Result<Self> {
+        import("StridedMemoryView::from_dlpack", tensor.into())
+    }
+}
+
+impl StridedMemoryViewBase<'static, ReadWrite> {
+    /// A writable view of a DLPack tensor, taken over as by
+    /// [`StridedMemoryView::from_dlpack`]; a READ_ONLY tensor is refused.
+    ///
+    /// # Safety
+    /// The tensor's data must stay valid until its deleter runs, and nobody else may read
+    /// or write it while the view exists.
+    pub unsafe fn from_dlpack(tensor: impl Into<DlpackTensor>) -> Result<Self> {
+        import("StridedMemoryViewMut::from_dlpack", tensor.into())
+    }
+}
