@@ -180,8 +180,8 @@ impl CopyPlan {
                 && self.src_strides[..last].iter().all(|s| s % f == 0)
                 && self.dst_offset % f == 0
                 && self.src_offset % f == 0
-                && dst_ptr % wide as u64 == 0
-                && src_ptr % wide as u64 == 0;
+                && dst_ptr.is_multiple_of(wide as u64)
+                && src_ptr.is_multiple_of(wide as u64);
             if ok {
                 best.shape[last] /= f;
                 for i in 0..last {

@@ -74,7 +74,7 @@ impl StridedLayout {
         let mut offset = self.slice_offset();
         let too_big = || crate::error::overflow(op, "the repacked layout");
         if itemsize < old {
-            if old % itemsize != 0 {
+            if !old.is_multiple_of(itemsize) {
                 return Err(rule(format!(
                     "itemsize {itemsize} does not divide the current itemsize {old}; the bytes of one element cannot be split evenly"
                 )));
@@ -88,7 +88,7 @@ impl StridedLayout {
             }
             offset = offset.checked_mul(f).ok_or_else(too_big)?;
         } else if itemsize > old {
-            if itemsize % old != 0 {
+            if !itemsize.is_multiple_of(old) {
                 return Err(rule(format!(
                     "itemsize {itemsize} is not a multiple of the current itemsize {old}; elements cannot be packed evenly"
                 )));
@@ -111,7 +111,7 @@ impl StridedLayout {
                     "slice offset {offset} is not divisible by the packing factor {f}"
                 )));
             }
-            if opts.data_ptr % itemsize as u64 != 0 {
+            if !opts.data_ptr.is_multiple_of(itemsize as u64) {
                 return Err(rule(format!(
                     "data pointer {:#x} is not aligned to the new itemsize {itemsize}",
                     opts.data_ptr

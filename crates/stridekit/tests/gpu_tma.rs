@@ -240,7 +240,7 @@ fn tile_reference(
             let b = (off as usize) * isz;
             out.extend_from_slice(&mem[b..b + isz]);
         } else {
-            out.extend(std::iter::repeat(0u8).take(isz));
+            out.extend(std::iter::repeat_n(0u8, isz));
         }
         oob.push(!inside);
     }
@@ -526,7 +526,7 @@ fn im2col_reference(
                     l.slice_offset() + idx.iter().zip(l.strides()).map(|(x, s)| x * s).sum::<i64>();
                 out.extend_from_slice(&mem[off as usize * isz..(off as usize + 1) * isz]);
             } else {
-                out.extend(std::iter::repeat(0u8).take(isz));
+                out.extend(std::iter::repeat_n(0u8, isz));
             }
         }
         // Advance along W, wrapping within the bounding box, then H, then N.

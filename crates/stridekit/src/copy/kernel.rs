@@ -294,8 +294,8 @@ fn packed_ok(plan: &CopyPlan, a: usize, l: usize, src0: u64, dst0: u64) -> bool 
     let w = packed_word(plan.itemsize) as i64;
     let isz = plan.itemsize as i64;
     w > 0
-        && src0 % w as u64 == 0
-        && dst0 % w as u64 == 0
+        && src0.is_multiple_of(w as u64)
+        && dst0.is_multiple_of(w as u64)
         && (0..plan.ndim()).all(|k| {
             (k == a || (plan.src_strides[k] * isz) % w == 0)
                 && (k == l || (plan.dst_strides[k] * isz) % w == 0)

@@ -29,7 +29,7 @@ pub fn dtype_from_dlpack(op: &'static str, t: DLDataType) -> Result<(Option<DTyp
             ),
         ));
     }
-    if t.bits == 0 || t.bits % 8 != 0 {
+    if t.bits == 0 || !t.bits.is_multiple_of(8) {
         return Err(invalid(
             op,
             format!(

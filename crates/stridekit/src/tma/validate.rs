@@ -396,7 +396,7 @@ pub(crate) fn encode(src: Source<'_>, kind: Kind<'_>) -> Result<Encoding> {
                 enc.box_dim[inner - axis] = b;
             }
             let inner_bytes = o.box_dim[inner] as usize * esize;
-            if common.interleave == Interleave::None && inner_bytes % 16 != 0 {
+            if common.interleave == Interleave::None && !inner_bytes.is_multiple_of(16) {
                 return Err(cx.bad(
                     format!(
                         "the inner box is {} elements x {esize} bytes = {inner_bytes} bytes",
