@@ -204,7 +204,7 @@ fn from_handle_keeps_a_device_owner_alive_exactly_until_release() {
 
 #[test]
 #[ignore = "needs a CUDA device"]
-fn allocation_failure_is_an_error_and_the_pool_survives() {
+fn expected_allocation_failure_is_an_error_and_the_pool_survives() {
     let dev = device();
     let stream = dev.new_stream().unwrap();
     let mr = DeviceMemoryResource::new(&dev).unwrap();

@@ -689,3 +689,46 @@ fn descriptors_from_a_thread_without_a_current_context() {
     });
     g.check_tile(&tmap, &data, &l, &[4, 8], &[8, 16], &[1, 1], "fresh thread");
 }
+
+#[test]
+#[ignore = "needs a CUDA device"]
+fn tiles_load_from_pinned_host_memory() {
+    let Some(g) = gpu() else { return };
+    let (shape, boxd) = (vec![40i64, 64], vec![16u32, 32]);
+    let l = dense(&shape, 4);
+    let data = random_bytes(l.required_size_in_bytes().unwrap(), 77);
+    let pinned = stridekit::PinnedMemoryResource::new(&g.dev);
+    let mut buf = stridekit::MemoryResource::allocate(&pinned, data.len(), &g.stream).unwrap();
+    buf.copy_from_host(&data, &g.stream).unwrap();
+    let view = StridedMemoryView::from_buffer(&buf, l.clone(), Some(DType::F32)).unwrap();
+    assert_eq!(
+        view.device_id(),
+        0,
+        "pinned memory knows the device it is mapped to"
+    );
+    let tmap = view.as_tensor_map(&TiledOptions::new(&boxd)).unwrap();
+    assert_eq!(tmap.device_ordinal(), 0);
+    for start in [vec![0, 0], vec![24, 32], vec![-8, 40]] {
+        g.check_tile(&tmap, &data, &l, &start, &boxd, &[1, 1], "pinned");
+    }
+    // Registered host memory (cuMemHostRegister) through Buffer::from_handle, too.
+    let mut reg = vec![0u8; data.len() + 4096];
+    let off = (reg.as_ptr() as usize).next_multiple_of(4096) - reg.as_ptr() as usize;
+    reg[off..off + data.len()].copy_from_slice(&data);
+    let p = reg[off..].as_mut_ptr();
+    // SAFETY: `p` holds data.len() bytes of `reg`, which outlives the registration.
+    let r =
+        unsafe { stridekit::cudarc::driver::sys::cuMemHostRegister_v2(p.cast(), data.len(), 0) };
+    assert_eq!(r, stridekit::cudarc::driver::sys::CUresult::CUDA_SUCCESS);
+    {
+        // SAFETY: the registered bytes stay valid until unregistered below, after the views go.
+        let b = unsafe { Buffer::from_handle(p as u64, data.len(), ()) }.unwrap();
+        assert_eq!(b.kind(), stridekit::MemoryKind::PinnedHost);
+        let v = StridedMemoryView::from_buffer(&b, l.clone(), Some(DType::F32)).unwrap();
+        let tmap = v.as_tensor_map(&TiledOptions::new(&boxd)).unwrap();
+        g.check_tile(&tmap, &data, &l, &[8, 16], &boxd, &[1, 1], "registered");
+    }
+    // SAFETY: `p` was registered above and nothing uses it any more.
+    let r = unsafe { stridekit::cudarc::driver::sys::cuMemHostUnregister(p.cast()) };
+    assert_eq!(r, stridekit::cudarc::driver::sys::CUresult::CUDA_SUCCESS);
+}

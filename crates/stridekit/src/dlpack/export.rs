@@ -114,6 +114,24 @@ impl StridedMemoryViewBase<'static, ReadWrite> {
         export(&self, owner, false)
     }
 
+    /// A writable DLPack 1.x tensor of this view that leaves the view in place, for
+    /// callers outside Rust's borrow rules (the C ABI, Python).
+    ///
+    /// # Safety
+    /// Nobody may write through `self` (or read it while the consumer writes) until the
+    /// consumer is done with the tensor.
+    pub unsafe fn to_dlpack_writable(&self) -> Result<dlpark::versioned::Dlpack> {
+        export(self, self.backing().clone(), false)
+    }
+
+    /// [`to_dlpack_writable`](Self::to_dlpack_writable) as a legacy `DLManagedTensor`.
+    ///
+    /// # Safety
+    /// As for [`to_dlpack_writable`](Self::to_dlpack_writable).
+    pub unsafe fn to_dlpack_writable_legacy(&self) -> Result<dlpark::legacy::Dlpack> {
+        export(self, self.backing().clone(), false)
+    }
+
     /// [`into_dlpack`](Self::into_dlpack) as a legacy (0.x) `DLManagedTensor`.
     pub fn into_dlpack_legacy(self) -> Result<dlpark::legacy::Dlpack> {
         let owner = self.backing().clone();

@@ -5,7 +5,7 @@ use crate::error::{invalid, Error, Result};
 use crate::memory::MemoryKind;
 use crate::pointer::{pointer_info, PointerKind};
 use crate::view::access::{Access, ReadOnly, ReadWrite};
-use crate::view::{Backing, Parts, StridedMemoryViewBase};
+use crate::view::{span_at, Backing, Parts, StridedMemoryViewBase};
 use dlpark::ffi::{DLDevice, DLDeviceType, DLManagedTensor, DLManagedTensorVersioned, DLTensor};
 use dlpark::{AllocationDeleter, DlpackFlags, ManagedTensorBase};
 use std::sync::Arc;
@@ -295,15 +295,7 @@ fn import<A: Access>(
         })?;
     // The view's base is the lowest byte any element reaches (negative strides reach
     // below the first element).
-    let (lo, hi) = if volume == 0 {
-        (0, -1)
-    } else {
-        layout.offset_bounds()
-    };
-    let isz = itemsize as i64;
-    let base = first.wrapping_add_signed(lo * isz);
-    let size = ((hi - lo + 1) * isz) as usize;
-    let layout = StridedLayout::with_offset(layout.shape(), layout.strides(), itemsize, -lo)?;
+    let (base, size, layout) = span_at(op, first, &layout)?;
     let (kind, device) = locate(op, dl.device, base, volume == 0)?;
     let owner = Imported {
         _deleter: t.into_deleter(),

@@ -103,7 +103,7 @@ impl Buffer {
         let (kind, device) = match pointer_info(ptr) {
             Ok(info) => match info.kind {
                 PointerKind::Pageable => (MemoryKind::Host, None),
-                PointerKind::PinnedHost => (MemoryKind::PinnedHost, None),
+                PointerKind::PinnedHost => (MemoryKind::PinnedHost, info.device),
                 PointerKind::Managed => (MemoryKind::Managed, info.device),
                 PointerKind::Device | PointerKind::Array => (MemoryKind::Device, info.device),
             },
@@ -139,7 +139,8 @@ impl Buffer {
         self.kind
     }
 
-    /// The device for device and managed memory; `None` for host memory.
+    /// The device for device and managed memory, and the device whose context registered
+    /// pinned memory (when the driver reports one); `None` for pageable host memory.
     pub fn device_ordinal(&self) -> Option<usize> {
         self.device
     }

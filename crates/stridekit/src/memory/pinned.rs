@@ -48,7 +48,10 @@ impl MemoryResource for PinnedMemoryResource {
     fn allocate(&self, size: usize, stream: &Arc<CudaStream>) -> Result<Buffer> {
         const OP: &str = "PinnedMemoryResource::allocate";
         if size == 0 {
-            return Ok(Buffer::empty(MemoryKind::PinnedHost, None));
+            return Ok(Buffer::empty(
+                MemoryKind::PinnedHost,
+                Some(self.inner.device.ordinal()),
+            ));
         }
         self.inner.device.bind(OP)?;
         let mut p: *mut std::ffi::c_void = std::ptr::null_mut();
@@ -61,7 +64,7 @@ impl MemoryResource for PinnedMemoryResource {
             p as u64,
             size,
             MemoryKind::PinnedHost,
-            None,
+            Some(self.inner.device.ordinal()),
             self.inner.clone(),
             stream.clone(),
         ))
@@ -71,7 +74,9 @@ impl MemoryResource for PinnedMemoryResource {
         MemoryKind::PinnedHost
     }
 
+    /// The device whose context registered the memory (kernels of every device can
+    /// still read it: it is portable).
     fn device_ordinal(&self) -> Option<usize> {
-        None
+        Some(self.inner.device.ordinal())
     }
 }

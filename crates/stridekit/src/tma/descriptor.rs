@@ -4,7 +4,7 @@
 use super::options::{Im2colOptions, Im2colWideOptions, TensorMapDataType, TiledOptions};
 use super::validate::{encode, Encoding, Kind, Source};
 use crate::driver::{device_attribute, ensure_current_context, require_symbol};
-use crate::error::{check, invalid, Error, Result};
+use crate::error::{check, invalid, Result};
 use crate::view::StridedMemoryView;
 use cudarc::driver::{sys, DeviceRepr, LaunchArgs, PushKernelArg};
 use std::marker::PhantomData;
@@ -101,7 +101,11 @@ fn device_of(op: &'static str, view: &StridedMemoryView<'_>) -> Result<usize> {
     view.device_ordinal().ok_or_else(|| {
         invalid(
             op,
-            "the view's memory belongs to no known device; wrap it with Buffer::from_handle so the driver reports its device",
+            format!(
+                "the view's {:?} memory at {:#x} belongs to no known device; wrap it with Buffer::from_handle so the driver reports its device",
+                view.kind(),
+                view.ptr()
+            ),
         )
     })
 }
@@ -242,22 +246,16 @@ impl<'a> TensorMapDescriptor<'a> {
     }
 }
 
-/// Runs `call`; if the thread had no current context (CUDA_ERROR_INVALID_CONTEXT), binds
-/// the device's primary context and runs it once more. The common case pays nothing.
+/// Runs `call` with a current context: binds the device's primary context first when the
+/// calling thread has none (the driver's encode calls need one), so that no call fails
+/// and is retried (a failed call is an API error to compute-sanitizer).
 fn with_context<T>(
     op: &'static str,
     device: usize,
     mut call: impl FnMut() -> Result<T>,
 ) -> Result<T> {
-    match call() {
-        Err(Error::Driver { source, .. })
-            if source.0 == sys::CUresult::CUDA_ERROR_INVALID_CONTEXT =>
-        {
-            ensure_current_context(op, device)?;
-            call()
-        }
-        other => other,
-    }
+    ensure_current_context(op, device)?;
+    call()
 }
 
 fn encode_with_driver(e: &Encoding, kind: Kind<'_>) -> Result<RawTensorMap> {

@@ -607,6 +607,76 @@ impl StridedMemoryViewMut<'static> {
     }
 }
 
+/// The bytes a layout reaches when offset 0 is at `ptr`: the lowest address, the number of
+/// bytes, and the layout moved so that its lowest element is at offset 0 of that span.
+/// A null `ptr` is refused for a non-empty layout.
+pub(crate) fn span_at(
+    op: &'static str,
+    ptr: u64,
+    layout: &StridedLayout,
+) -> Result<(u64, usize, StridedLayout)> {
+    let isz = layout.itemsize() as i64;
+    if layout.volume() == 0 {
+        return Ok((ptr, 0, layout.clone()));
+    }
+    if ptr == 0 {
+        return Err(invalid(
+            op,
+            format!(
+                "the address is null but the layout {layout} has {} elements",
+                layout.volume()
+            ),
+        ));
+    }
+    let (lo, hi) = layout.offset_bounds();
+    let base = ptr.wrapping_add_signed(lo * isz);
+    let moved = StridedLayout::with_offset(
+        layout.shape(),
+        layout.strides(),
+        layout.itemsize(),
+        layout.slice_offset() - lo,
+    )?;
+    Ok((base, ((hi - lo + 1) * isz) as usize, moved))
+}
+
+impl StridedMemoryView<'static> {
+    /// A read-only view of foreign memory given by the address of the layout's offset 0
+    /// (the layout may reach below it, with negative strides); the view covers exactly
+    /// the bytes its elements occupy. `owner` is kept alive as long as any view of it.
+    ///
+    /// # Safety
+    /// As for [`from_foreign`](Self::from_foreign), for the bytes the layout reaches.
+    pub unsafe fn from_foreign_span<O: Any + Send + Sync>(
+        ptr: u64,
+        layout: &StridedLayout,
+        dtype: Option<DType>,
+        owner: O,
+    ) -> Result<Self> {
+        const OP: &str = "StridedMemoryView::from_foreign_span";
+        let (base, size, layout) = span_at(OP, ptr, layout)?;
+        // SAFETY: the caller's promise covers these bytes.
+        unsafe { foreign(OP, base, size, layout, dtype, owner) }
+    }
+}
+
+impl StridedMemoryViewMut<'static> {
+    /// The writable form of [`StridedMemoryView::from_foreign_span`].
+    ///
+    /// # Safety
+    /// As for [`from_foreign_mut`](Self::from_foreign_mut), for the bytes the layout reaches.
+    pub unsafe fn from_foreign_span_mut<O: Any + Send + Sync>(
+        ptr: u64,
+        layout: &StridedLayout,
+        dtype: Option<DType>,
+        owner: O,
+    ) -> Result<Self> {
+        const OP: &str = "StridedMemoryViewMut::from_foreign_span_mut";
+        let (base, size, layout) = span_at(OP, ptr, layout)?;
+        // SAFETY: the caller's promise covers these bytes.
+        unsafe { foreign(OP, base, size, layout, dtype, owner) }
+    }
+}
+
 /// A view of foreign memory whose kind and device the driver reports.
 ///
 /// # Safety

@@ -1,0 +1,80 @@
+//! `sk_view_copy`: a copy between any two views, ordered on a C stream.
+
+use crate::handle::{lookup, Held};
+use crate::status::{fail, guard, non_null, sk_status};
+use crate::view::sk_view;
+use stridekit::dlpack::{ExchangeStream, StreamRef};
+use stridekit::CopyOptions;
+
+/// Copies `src` into `dst` element by element (any layouts, any memory kinds).
+///
+/// `stream` is a `CUstream`: 0 (NULL) is the legacy default stream, 2 the per-thread
+/// default stream. The copy is ordered after the work already queued on `stream`, and
+/// work queued on `stream` afterwards is ordered after the copy. `blocking`: 1 waits
+/// for the copy, 0 does not, -1 takes the default (copies that touch host memory wait,
+/// device-to-device copies do not). Copies between pageable host views run on the CPU
+/// and need no driver.
+///
+/// # Safety
+/// `dst` and `src` are live views (or NULL); a non-zero `stream` is a live stream; no
+/// other thread uses `dst` during the call.
+#[no_mangle]
+pub unsafe extern "C" fn sk_view_copy(
+    dst: *const sk_view,
+    src: *const sk_view,
+    stream: usize,
+    blocking: i32,
+) -> sk_status {
+    const OP: &str = "sk_view_copy";
+    guard(|| {
+        let blocking = match blocking {
+            -1 => None,
+            0 => Some(false),
+            1 => Some(true),
+            b => {
+                return Err(fail(
+                    sk_status::SK_ERR_INVALID,
+                    format!("{OP}: blocking {b} is not -1 (default), 0 or 1"),
+                ))
+            }
+        };
+        non_null(OP, "dst", dst)?;
+        non_null(OP, "src", src)?;
+        // SAFETY: both non-NULL and readable (caller).
+        let same = unsafe { (*dst).owner == (*src).owner };
+        // SAFETY: the caller's promise.
+        let d = unsafe { lookup(OP, "dst", dst) }?;
+        if same {
+            // The same view: every element is already where it must go.
+            return match d.held {
+                Held::Write(_) => Ok(()),
+                Held::Read(_) => Err(fail(
+                    sk_status::SK_ERR_READ_ONLY,
+                    format!("{OP}: `dst` is a read-only view"),
+                )),
+            };
+        }
+        // SAFETY: the caller's promise; `src` has another owner than `dst`, so the two
+        // borrows are of different handles.
+        let s = unsafe { lookup(OP, "src", src) }?;
+        let Held::Write(out) = &mut d.held else {
+            return Err(fail(
+                sk_status::SK_ERR_READ_ONLY,
+                format!("{OP}: `dst` is a read-only view"),
+            ));
+        };
+        let stream = ExchangeStream::Stream(match stream {
+            0 | 1 => StreamRef::LegacyDefault,
+            2 => StreamRef::PerThreadDefault,
+            h => StreamRef::Handle(h),
+        });
+        let opts = CopyOptions {
+            blocking,
+            allocator: None,
+        };
+        let from = s.held.view();
+        // SAFETY: a non-default stream is a live handle (caller).
+        unsafe { out.copy_from_on_stream(&from, stream, &opts) }?;
+        Ok(())
+    })
+}

@@ -1,0 +1,25 @@
+//! The C ABI of stridekit.
+//!
+//! A [`sk_view`] is a strided view whose attributes (pointer, shape, strides, itemsize,
+//! dtype, device, read-only) are plain C values, readable in a loop without a call per
+//! field. Views are acquired (`sk_view_from_ptr`, `sk_view_from_dlpack`) and released
+//! once (`sk_view_release`), like Python's `Py_buffer`. Every function returns an
+//! [`sk_status`] (0 is success) and leaves the error's text for [`sk_last_error`]; no
+//! Rust panic crosses the boundary.
+//!
+//! The header is `include/stridekit.h`, generated from this crate by cbindgen.
+#![allow(non_camel_case_types)]
+
+mod copy;
+mod handle;
+mod status;
+mod tma;
+mod view;
+
+pub use copy::sk_view_copy;
+pub use status::{sk_last_error, sk_status, sk_version};
+pub use tma::{sk_tensor_map_tiled, sk_tma_options};
+pub use view::{
+    sk_view, sk_view_from_dlpack, sk_view_from_ptr, sk_view_is_contiguous, sk_view_release,
+    sk_view_required_size, sk_view_to_dlpack,
+};

@@ -1,0 +1,128 @@
+//! Status codes, the thread's last error message, and the guard that keeps panics inside.
+
+use std::cell::RefCell;
+use std::ffi::{c_char, CString};
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use stridekit::Error;
+
+/// What a call ended with. `SK_OK` is 0; every other value has a message in
+/// `sk_last_error()`.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum sk_status {
+    /// Success.
+    SK_OK = 0,
+    /// An argument broke a rule (the message names the value and the rule).
+    SK_ERR_INVALID = 1,
+    /// A required pointer argument was NULL.
+    SK_ERR_NULL_POINTER = 2,
+    /// A write through a read-only view.
+    SK_ERR_READ_ONLY = 3,
+    /// A view that was already released (or never acquired).
+    SK_ERR_RELEASED = 4,
+    /// The driver or device cannot do this.
+    SK_ERR_UNSUPPORTED = 5,
+    /// No CUDA driver could be loaded.
+    SK_ERR_NO_DRIVER = 6,
+    /// No device with that ordinal.
+    SK_ERR_NO_DEVICE = 7,
+    /// A driver call failed.
+    SK_ERR_DRIVER = 8,
+    /// An internal error (a bug in stridekit, caught before it crossed the boundary).
+    SK_ERR_INTERNAL = 9,
+}
+
+thread_local! {
+    static LAST: RefCell<CString> = RefCell::new(CString::default());
+}
+
+/// A failure: the status and its message.
+pub(crate) struct Failure(pub sk_status, pub String);
+
+impl From<Error> for Failure {
+    fn from(e: Error) -> Self {
+        let code = match &e {
+            Error::NoDriver { .. } => sk_status::SK_ERR_NO_DRIVER,
+            Error::NoDevice { .. } => sk_status::SK_ERR_NO_DEVICE,
+            Error::Driver { .. } => sk_status::SK_ERR_DRIVER,
+            Error::Unsupported { .. } => sk_status::SK_ERR_UNSUPPORTED,
+            _ => sk_status::SK_ERR_INVALID,
+        };
+        Failure(code, e.to_string())
+    }
+}
+
+pub(crate) fn fail(code: sk_status, msg: impl Into<String>) -> Failure {
+    Failure(code, msg.into())
+}
+
+/// A NULL check for a required pointer argument.
+pub(crate) fn non_null<T>(op: &str, name: &str, p: *const T) -> Result<(), Failure> {
+    if p.is_null() {
+        Err(fail(
+            sk_status::SK_ERR_NULL_POINTER,
+            format!("{op}: `{name}` is NULL; it must point to a valid object"),
+        ))
+    } else {
+        Ok(())
+    }
+}
+
+fn set_last(msg: &str) {
+    let c = CString::new(msg.replace('\0', " ")).unwrap_or_default();
+    LAST.with(|l| *l.borrow_mut() = c);
+}
+
+/// Runs `f`, turning an error or a panic into a status and a message.
+pub(crate) fn guard(f: impl FnOnce() -> Result<(), Failure>) -> sk_status {
+    match catch_unwind(AssertUnwindSafe(f)) {
+        Ok(Ok(())) => sk_status::SK_OK,
+        Ok(Err(Failure(code, msg))) => {
+            set_last(&msg);
+            code
+        }
+        Err(panic) => {
+            let what = panic
+                .downcast_ref::<&str>()
+                .map(|s| s.to_string())
+                .or_else(|| panic.downcast_ref::<String>().cloned())
+                .unwrap_or_else(|| "unknown panic".into());
+            set_last(&format!("internal error (please report): {what}"));
+            sk_status::SK_ERR_INTERNAL
+        }
+    }
+}
+
+/// The message of the calling thread's last failed call (empty if none failed). The
+/// pointer stays valid until the next failing call on this thread.
+#[no_mangle]
+pub extern "C" fn sk_last_error() -> *const c_char {
+    LAST.with(|l| l.borrow().as_ptr())
+}
+
+/// The library's version (major, minor, patch). Any out-pointer may be NULL.
+///
+/// # Safety
+/// Each non-NULL pointer must be writable.
+#[no_mangle]
+pub unsafe extern "C" fn sk_version(
+    major: *mut u32,
+    minor: *mut u32,
+    patch: *mut u32,
+) -> sk_status {
+    guard(|| {
+        let parse = |s: &str| s.parse::<u32>().unwrap_or(0);
+        let v = [
+            parse(env!("CARGO_PKG_VERSION_MAJOR")),
+            parse(env!("CARGO_PKG_VERSION_MINOR")),
+            parse(env!("CARGO_PKG_VERSION_PATCH")),
+        ];
+        for (p, v) in [major, minor, patch].into_iter().zip(v) {
+            if !p.is_null() {
+                // SAFETY: non-NULL and writable (caller).
+                unsafe { p.write(v) };
+            }
+        }
+        Ok(())
+    })
+}

@@ -1,0 +1,135 @@
+//! `sk_tensor_map_tiled`: a validated TMA descriptor of a view, as 128 bytes.
+
+use crate::handle::lookup;
+use crate::status::{fail, guard, non_null, sk_status, Failure};
+use crate::view::sk_view;
+use stridekit::tma::{
+    Interleave, L2Promotion, OobFill, Swizzle, TensorMapDescriptor, TiledOptions,
+};
+
+/// Options of a tiled tensor map; a NULL `sk_tma_options*` means all defaults (zeros).
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct sk_tma_options {
+    /// Swizzle span in bytes: 0 (none), 32, 64 or 128.
+    pub swizzle: i32,
+    /// Interleave in bytes: 0 (none), 16 or 32.
+    pub interleave: i32,
+    /// L2 promotion in bytes: 0 (none), 64, 128 or 256.
+    pub l2_promotion: i32,
+    /// Out-of-bounds fill: 0 zeros, 1 NaN (floating-point types only).
+    pub oob_fill_nan: i32,
+    /// `rank` element strides (1 to 8), or NULL for all 1.
+    pub element_strides: *const u32,
+}
+
+fn pick<T: Copy>(what: &str, v: i32, table: &[(i32, T)]) -> Result<T, Failure> {
+    table
+        .iter()
+        .find(|(k, _)| *k == v)
+        .map(|(_, t)| *t)
+        .ok_or_else(|| {
+            let allowed: Vec<String> = table.iter().map(|(k, _)| k.to_string()).collect();
+            fail(
+                sk_status::SK_ERR_INVALID,
+                format!(
+                    "sk_tensor_map_tiled: {what} {v} is not one of {}",
+                    allowed.join(", ")
+                ),
+            )
+        })
+}
+
+/// Encodes a tiled TMA descriptor of `view` into the 128 bytes at `out` (a `CUtensorMap`;
+/// copy it into 64-byte aligned storage to pass it to a kernel). `rank` must be the
+/// view's `ndim`; `box_dim` holds `rank` box extents in the view's (row-major) order.
+/// Every rule of `cuTensorMapEncodeTiled` is checked first, with a message naming the
+/// value and the rule.
+///
+/// # Safety
+/// `view` is a live view (or NULL); `box_dim` holds `rank` values; `options` is NULL or
+/// readable, with `rank` element strides when that pointer is not NULL; `out` has 128
+/// writable bytes.
+#[no_mangle]
+pub unsafe extern "C" fn sk_tensor_map_tiled(
+    view: *const sk_view,
+    rank: i32,
+    box_dim: *const u32,
+    options: *const sk_tma_options,
+    out: *mut u8,
+) -> sk_status {
+    const OP: &str = "sk_tensor_map_tiled";
+    guard(|| {
+        non_null(OP, "out", out)?;
+        non_null(OP, "box_dim", box_dim)?;
+        // SAFETY: the caller's promise.
+        let h = unsafe { lookup(OP, "view", view) }?;
+        let v = h.held.view();
+        let nd = v.layout().ndim();
+        if rank < 1 || rank as usize != nd {
+            return Err(fail(
+                sk_status::SK_ERR_INVALID,
+                format!("{OP}: rank {rank} differs from the view's ndim {nd}; give one box extent per axis"),
+            ));
+        }
+        // SAFETY: `rank` readable values (caller).
+        let boxes = unsafe { std::slice::from_raw_parts(box_dim, nd) };
+        let mut o = TiledOptions::new(boxes);
+        if !options.is_null() {
+            // SAFETY: non-NULL and readable (caller).
+            let opt = unsafe { *options };
+            o = o
+                .swizzle(pick(
+                    "swizzle",
+                    opt.swizzle,
+                    &[
+                        (0, Swizzle::None),
+                        (32, Swizzle::B32),
+                        (64, Swizzle::B64),
+                        (128, Swizzle::B128),
+                    ],
+                )?)
+                .interleave(pick(
+                    "interleave",
+                    opt.interleave,
+                    &[
+                        (0, Interleave::None),
+                        (16, Interleave::B16),
+                        (32, Interleave::B32),
+                    ],
+                )?)
+                .l2_promotion(pick(
+                    "l2_promotion",
+                    opt.l2_promotion,
+                    &[
+                        (0, L2Promotion::None),
+                        (64, L2Promotion::B64),
+                        (128, L2Promotion::B128),
+                        (256, L2Promotion::B256),
+                    ],
+                )?)
+                .oob_fill(pick(
+                    "oob_fill_nan",
+                    opt.oob_fill_nan,
+                    &[(0, OobFill::Zero), (1, OobFill::Nan)],
+                )?);
+            if !opt.element_strides.is_null() {
+                // SAFETY: `rank` readable values (caller).
+                let es = unsafe { std::slice::from_raw_parts(opt.element_strides, nd) };
+                o = o.element_strides(es);
+            }
+        }
+        let map = TensorMapDescriptor::tiled(&v, &o)?;
+        let raw = map.as_raw();
+        let bytes: &[u8] = bytemuck_bytes(raw);
+        // SAFETY: `out` has 128 writable bytes (caller); `bytes` is the 128-byte map.
+        unsafe { std::ptr::copy_nonoverlapping(bytes.as_ptr(), out, bytes.len()) };
+        Ok(())
+    })
+}
+
+/// The bytes of a `CUtensorMap`.
+fn bytemuck_bytes(m: &stridekit::cudarc::driver::sys::CUtensorMap) -> &[u8] {
+    // SAFETY: CUtensorMap is plain old data of 128 bytes (an array of u64), fully initialised.
+    unsafe { std::slice::from_raw_parts(m as *const _ as *const u8, std::mem::size_of_val(m)) }
+}

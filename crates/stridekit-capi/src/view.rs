@@ -1,0 +1,346 @@
+//! `sk_view`: acquire (from a pointer, from DLPack), read, export, release.
+
+use crate::handle::{lookup, register, release, Handle, Held};
+use crate::status::{fail, guard, non_null, sk_status, Failure};
+use dlpark::ffi::{DLDataType, DLDataTypeCode, DLManagedTensor, DLManagedTensorVersioned};
+use std::ffi::c_void;
+use stridekit::dlpack::{dtype_from_dlpack, dtype_to_dlpack, DlpackTensor};
+use stridekit::{DType, Order, StridedLayout, StridedMemoryView, StridedMemoryViewMut};
+
+/// A strided view whose attributes are plain C values. Acquired by `sk_view_from_ptr` or
+/// `sk_view_from_dlpack`, released exactly once by `sk_view_release`.
+#[repr(C)]
+#[derive(Debug)]
+pub struct sk_view {
+    /// Address of element offset 0 (the element at index (0, ..., 0)).
+    pub ptr: usize,
+    /// Number of dimensions (0 to 64).
+    pub ndim: i32,
+    /// `ndim` extents, valid until the view is released.
+    pub shape: *const i64,
+    /// `ndim` strides in elements, valid until the view is released.
+    pub strides: *const i64,
+    /// Bytes per element.
+    pub itemsize: i64,
+    /// The element type; code 0, bits 0, lanes 0 when unknown.
+    pub dtype: DLDataType,
+    /// The device ordinal, -1 for memory that belongs to no device.
+    pub device_id: i32,
+    /// Whether kernels can reach the memory.
+    pub device_accessible: bool,
+    /// Whether writes through this view are refused.
+    pub readonly: bool,
+    /// Opaque; keeps the memory alive until the view is released.
+    pub owner: *mut c_void,
+}
+
+const UNKNOWN_DTYPE: DLDataType = DLDataType {
+    code: DLDataTypeCode(0),
+    bits: 0,
+    lanes: 0,
+};
+
+/// Registers `held` and writes its fields into `out`.
+fn publish(op: &str, held: Held, out: *mut sk_view) -> Result<(), Failure> {
+    let v = held.view();
+    let l = v.layout();
+    let first = v
+        .ptr()
+        .wrapping_add_signed(l.slice_offset() * l.itemsize() as i64);
+    let (ndim, itemsize) = (l.ndim() as i32, l.itemsize() as i64);
+    let dtype = v.dtype().map_or(UNKNOWN_DTYPE, dtype_to_dlpack);
+    let (device_id, device_accessible) = (v.device_id(), v.is_device_accessible());
+    let readonly = matches!(held, Held::Read(_));
+    let (shape, strides) = (l.shape().to_vec(), l.strides().to_vec());
+    drop(v);
+    let h = register(
+        op,
+        Handle {
+            held,
+            shape,
+            strides,
+        },
+    )?;
+    // SAFETY: `h` is the live handle just registered; its arrays never move (Vecs in a Box).
+    let (shape, strides) = unsafe { ((*h).shape.as_ptr(), (*h).strides.as_ptr()) };
+    let view = sk_view {
+        ptr: first as usize,
+        ndim,
+        shape,
+        strides,
+        itemsize,
+        dtype,
+        device_id,
+        device_accessible,
+        readonly,
+        owner: h as *mut c_void,
+    };
+    // SAFETY: `out` is non-NULL and writable (checked by the callers).
+    unsafe { out.write(view) };
+    Ok(())
+}
+
+/// The release callback of a foreign owner, run once when the last view goes.
+struct Owner {
+    ctx: *mut c_void,
+    release: Option<unsafe extern "C" fn(*mut c_void)>,
+}
+
+// SAFETY: the C caller of `sk_view_from_ptr` promises that `release(ctx)` may run on any
+// thread; nothing else touches `ctx`.
+unsafe impl Send for Owner {}
+// SAFETY: as above; `Owner` is never read, only dropped.
+unsafe impl Sync for Owner {}
+
+impl Drop for Owner {
+    fn drop(&mut self) {
+        if let Some(f) = self.release {
+            // SAFETY: the caller's callback, run exactly once with its own context.
+            unsafe { f(self.ctx) }
+        }
+    }
+}
+
+/// Acquires a view of memory someone else owns.
+///
+/// `ptr` is the address of element (0, ..., 0); `strides` (in elements) may be NULL for
+/// C-contiguous; `dtype` with code 0, bits 0, lanes 0 means unknown (otherwise its size
+/// must be `itemsize`). The memory's kind and device are asked of the driver. When the
+/// view is released, `release(owner)` is called once (if `release` is not NULL); on
+/// failure it is not called and the caller keeps the owner.
+///
+/// # Safety
+/// `shape` (and `strides` if not NULL) point to `ndim` readable values; `out` is
+/// writable; the memory the layout reaches stays valid until `release` is called, and
+/// nobody else writes it (or, for a writable view, touches it) while the view is live.
+#[no_mangle]
+pub unsafe extern "C" fn sk_view_from_ptr(
+    ptr: usize,
+    ndim: i32,
+    shape: *const i64,
+    strides: *const i64,
+    itemsize: i64,
+    dtype: DLDataType,
+    readonly: bool,
+    owner: *mut c_void,
+    release: Option<unsafe extern "C" fn(*mut c_void)>,
+    out: *mut sk_view,
+) -> sk_status {
+    const OP: &str = "sk_view_from_ptr";
+    guard(|| {
+        non_null(OP, "out", out)?;
+        if !(0..=64).contains(&ndim) {
+            return Err(fail(
+                sk_status::SK_ERR_INVALID,
+                format!("{OP}: ndim {ndim} is out of range; it must be in [0, 64]"),
+            ));
+        }
+        if itemsize <= 0 {
+            return Err(fail(
+                sk_status::SK_ERR_INVALID,
+                format!("{OP}: itemsize {itemsize} must be positive"),
+            ));
+        }
+        let n = ndim as usize;
+        if n > 0 {
+            non_null(OP, "shape", shape)?;
+        }
+        // SAFETY: `n` readable values (caller), checked non-NULL when n > 0.
+        let shape_v = if n == 0 {
+            Vec::new()
+        } else {
+            unsafe { std::slice::from_raw_parts(shape, n) }.to_vec()
+        };
+        let layout = if strides.is_null() {
+            StridedLayout::dense(&shape_v, itemsize as usize, Order::C)
+        } else {
+            // SAFETY: as above, for strides.
+            let s = unsafe { std::slice::from_raw_parts(strides, n) };
+            StridedLayout::new(&shape_v, s, itemsize as usize)
+        }
+        .map_err(|e| fail(sk_status::SK_ERR_INVALID, format!("{OP}: {e}")))?;
+        let dtype = if dtype == UNKNOWN_DTYPE {
+            None
+        } else {
+            let (d, size) = dtype_from_dlpack("sk_view_from_ptr", dtype)?;
+            if size != itemsize as usize {
+                return Err(fail(
+                    sk_status::SK_ERR_INVALID,
+                    format!("{OP}: dtype (code {}, bits {}) has {size} bytes but itemsize is {itemsize}; they must match", dtype.code.0, dtype.bits),
+                ));
+            }
+            d.or(None::<DType>)
+        };
+        let keep = Owner {
+            ctx: owner,
+            release,
+        };
+        let held = if readonly {
+            // SAFETY: the caller's promise (see the function's Safety section).
+            Held::Read(
+                unsafe { StridedMemoryView::from_foreign_span(ptr as u64, &layout, dtype, keep) }
+                    .map_err(|e| Failure::from(e))?,
+            )
+        } else {
+            // SAFETY: as above.
+            Held::Write(unsafe {
+                StridedMemoryViewMut::from_foreign_span_mut(ptr as u64, &layout, dtype, keep)
+            }?)
+        };
+        publish(OP, held, out)
+    })
+}
+
+/// Acquires a view of a DLPack tensor, taking it over (its deleter runs when the view is
+/// released, or at once if this call fails). `versioned` says whether `tensor` is a
+/// `DLManagedTensorVersioned*` (DLPack 1.x) or a legacy `DLManagedTensor*`. A tensor
+/// flagged READ_ONLY gives a read-only view.
+///
+/// # Safety
+/// `tensor` is NULL or a live managed tensor of the stated ABI that the caller owns;
+/// nobody else writes its memory while the view is live; `out` is writable.
+#[no_mangle]
+pub unsafe extern "C" fn sk_view_from_dlpack(
+    tensor: *mut c_void,
+    versioned: bool,
+    out: *mut sk_view,
+) -> sk_status {
+    const OP: &str = "sk_view_from_dlpack";
+    guard(|| {
+        if out.is_null() && !tensor.is_null() {
+            // Take it over anyway, so that it is released as the contract says.
+            // SAFETY: the caller's promise.
+            let _ = unsafe { take(tensor, versioned) };
+        }
+        non_null(OP, "out", out)?;
+        // SAFETY: the caller's promise.
+        let t = unsafe { take(tensor, versioned) }?;
+        let held = if t.flags().contains(dlpark::DlpackFlags::READ_ONLY) {
+            // SAFETY: the producer vouches for the memory (the caller's promise).
+            Held::Read(unsafe { StridedMemoryView::from_dlpack(t) }?)
+        } else {
+            // SAFETY: as above; a writable tensor's memory is the consumer's to write.
+            Held::Write(unsafe { StridedMemoryViewMut::from_dlpack(t) }?)
+        };
+        publish(OP, held, out)
+    })
+}
+
+/// # Safety
+/// As for `sk_view_from_dlpack`.
+unsafe fn take(tensor: *mut c_void, versioned: bool) -> Result<DlpackTensor, Failure> {
+    Ok(if versioned {
+        // SAFETY: the caller's promise.
+        unsafe { DlpackTensor::from_raw_versioned(tensor as *mut DLManagedTensorVersioned) }?
+    } else {
+        // SAFETY: the caller's promise.
+        unsafe { DlpackTensor::from_raw_legacy(tensor as *mut DLManagedTensor) }?
+    })
+}
+
+/// Exports a view as a DLPack tensor (`versioned`: a `DLManagedTensorVersioned*`,
+/// otherwise a legacy `DLManagedTensor*`) into `*out`. The tensor keeps the memory alive
+/// until its deleter is called, even after the view is released. A read-only view is
+/// flagged READ_ONLY; a writable view's tensor is writable, and writes through the view
+/// while the consumer uses the tensor are the caller's to order.
+///
+/// # Safety
+/// `view` is a live view (or NULL); `out` is writable.
+#[no_mangle]
+pub unsafe extern "C" fn sk_view_to_dlpack(
+    view: *const sk_view,
+    versioned: bool,
+    out: *mut *mut c_void,
+) -> sk_status {
+    const OP: &str = "sk_view_to_dlpack";
+    guard(|| {
+        non_null(OP, "out", out)?;
+        // SAFETY: the caller's promise.
+        let h = unsafe { lookup(OP, "view", view) }?;
+        let raw = match (&h.held, versioned) {
+            (Held::Read(v), true) => v.to_dlpack()?.into_raw() as *mut c_void,
+            (Held::Read(v), false) => v.to_dlpack_legacy()?.into_raw() as *mut c_void,
+            // SAFETY: C has no borrow rules; the doc above makes ordering the caller's.
+            (Held::Write(v), true) => unsafe { v.to_dlpack_writable() }?.into_raw() as *mut c_void,
+            // SAFETY: as above.
+            (Held::Write(v), false) => {
+                unsafe { v.to_dlpack_writable_legacy() }?.into_raw() as *mut c_void
+            }
+        };
+        // SAFETY: non-NULL and writable (caller).
+        unsafe { out.write(raw) };
+        Ok(())
+    })
+}
+
+/// Releases a view: exactly once. Its `owner` becomes NULL; a second release, a NULL
+/// view or a view that was never acquired is an error (`SK_ERR_RELEASED` or
+/// `SK_ERR_NULL_POINTER`), not a crash.
+///
+/// # Safety
+/// `view` is NULL or points to a readable and writable `sk_view`.
+#[no_mangle]
+pub unsafe extern "C" fn sk_view_release(view: *mut sk_view) -> sk_status {
+    // SAFETY: the caller's promise.
+    guard(|| unsafe { release("sk_view_release", view) })
+}
+
+/// The bytes an allocation needs to hold every element of the view, counted from its
+/// lowest address.
+///
+/// # Safety
+/// `view` is a live view (or NULL); `out` is writable.
+#[no_mangle]
+pub unsafe extern "C" fn sk_view_required_size(view: *const sk_view, out: *mut i64) -> sk_status {
+    const OP: &str = "sk_view_required_size";
+    guard(|| {
+        non_null(OP, "out", out)?;
+        // SAFETY: the caller's promise.
+        let h = unsafe { lookup(OP, "view", view) }?;
+        let v = h.held.view();
+        let l = v.layout();
+        // Views keep their lowest element at or after their base (min_offset >= 0).
+        let n = l
+            .required_size_in_bytes()
+            .map_err(|e| fail(sk_status::SK_ERR_INVALID, format!("{OP}: {e}")))?
+            as i64;
+        // SAFETY: non-NULL and writable (caller).
+        unsafe { out.write(n) };
+        Ok(())
+    })
+}
+
+/// Whether the view's elements are dense in `order`: 'C' (row-major), 'F' (column-major)
+/// or 'A' (either, or any axis order).
+///
+/// # Safety
+/// `view` is a live view (or NULL); `out` is writable.
+#[no_mangle]
+pub unsafe extern "C" fn sk_view_is_contiguous(
+    view: *const sk_view,
+    order: u8,
+    out: *mut bool,
+) -> sk_status {
+    const OP: &str = "sk_view_is_contiguous";
+    guard(|| {
+        non_null(OP, "out", out)?;
+        // SAFETY: the caller's promise.
+        let h = unsafe { lookup(OP, "view", view) }?;
+        let v = h.held.view();
+        let l = v.layout();
+        let yes = match order {
+            b'C' | b'c' => l.is_contiguous_c(),
+            b'F' | b'f' => l.is_contiguous_f(),
+            b'A' | b'a' => l.is_contiguous_any(),
+            o => {
+                return Err(fail(
+                    sk_status::SK_ERR_INVALID,
+                    format!("{OP}: order {:?} is not 'C', 'F' or 'A'", o as char),
+                ))
+            }
+        };
+        // SAFETY: non-NULL and writable (caller).
+        unsafe { out.write(yes) };
+        Ok(())
+    })
+}

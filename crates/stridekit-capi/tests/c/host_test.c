@@ -1,0 +1,249 @@
+/* Host-memory tests of the C ABI: fields, copies, DLPack both ways, every error status.
+ * Built and run by tests/c_api.rs (under valgrind when it is installed). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "stridekit.h"
+
+static int failures = 0;
+#define CHECK(cond)                                                              \
+    do {                                                                         \
+        if (!(cond)) {                                                           \
+            fprintf(stderr, "%s:%d: CHECK(%s) failed; last error: %s\n", __FILE__, \
+                    __LINE__, #cond, sk_last_error());                           \
+            failures++;                                                          \
+        }                                                                        \
+    } while (0)
+#define EXPECT(call, status)                                                        \
+    do {                                                                            \
+        sk_status s_ = (call);                                                      \
+        if (s_ != (status)) {                                                       \
+            fprintf(stderr, "%s:%d: %s returned %d, expected %d; last error: %s\n", \
+                    __FILE__, __LINE__, #call, (int)s_, (int)(status), sk_last_error()); \
+            failures++;                                                             \
+        }                                                                           \
+    } while (0)
+
+static const DLDataType I32 = {kDLInt, 32, 1};
+static const DLDataType F64 = {kDLFloat, 64, 1};
+static const DLDataType UNKNOWN = {0, 0, 0};
+
+static int released = 0;
+static void count_release(void *ctx) { released += *(int *)ctx; }
+
+static int deleted = 0;
+typedef struct {
+    DLManagedTensorVersioned t;
+    int64_t shape[2];
+    int64_t strides[2];
+    double data[6];
+} versioned_box;
+static void delete_versioned(DLManagedTensorVersioned *t) {
+    deleted++;
+    free(t->manager_ctx);
+}
+typedef struct {
+    DLManagedTensor t;
+    int64_t shape[1];
+    float data[5];
+} legacy_box;
+static void delete_legacy(DLManagedTensor *t) {
+    deleted++;
+    free(t->manager_ctx);
+}
+
+static void fields_and_copies(void) {
+    int32_t a[12], b[12];
+    for (int i = 0; i < 12; i++) { a[i] = 100 + i * 7; b[i] = -1; }
+    int64_t shape[2] = {3, 4};
+    sk_view src, dst;
+    int one = 1;
+    EXPECT(sk_view_from_ptr((uintptr_t)a, 2, shape, NULL, 4, I32, true, &one, count_release, &src), SK_OK);
+    CHECK(src.ptr == (uintptr_t)a && src.ndim == 2 && src.itemsize == 4);
+    CHECK(src.shape[0] == 3 && src.shape[1] == 4 && src.strides[0] == 4 && src.strides[1] == 1);
+    CHECK(src.dtype.code == kDLInt && src.dtype.bits == 32 && src.dtype.lanes == 1);
+    CHECK(src.device_id == -1 && !src.device_accessible && src.readonly && src.owner != NULL);
+    /* Destination: the same logical (3, 4) over column-major storage. */
+    int64_t fstrides[2] = {1, 3};
+    EXPECT(sk_view_from_ptr((uintptr_t)b, 2, shape, fstrides, 4, I32, false, &one, count_release, &dst), SK_OK);
+    CHECK(!dst.readonly);
+    EXPECT(sk_view_copy(&dst, &src, 0, -1), SK_OK);
+    for (int i = 0; i < 3; i++)
+        for (int j = 0; j < 4; j++) CHECK(b[i + 3 * j] == a[i * 4 + j]);
+    bool c = false, f = false, any = false;
+    EXPECT(sk_view_is_contiguous(&src, 'C', &c), SK_OK);
+    EXPECT(sk_view_is_contiguous(&dst, 'F', &f), SK_OK);
+    EXPECT(sk_view_is_contiguous(&dst, 'A', &any), SK_OK);
+    CHECK(c && f && any);
+    EXPECT(sk_view_is_contiguous(&src, 'F', &f), SK_OK);
+    CHECK(!f);
+    EXPECT(sk_view_is_contiguous(&src, 'X', &f), SK_ERR_INVALID);
+    int64_t size = 0;
+    EXPECT(sk_view_required_size(&dst, &size), SK_OK);
+    CHECK(size == 48);
+    /* A reversed view: ptr at the last element, stride -1; copied into a plain array. */
+    int32_t r[12];
+    int64_t n12[1] = {12}, neg[1] = {-1};
+    sk_view rev, out;
+    EXPECT(sk_view_from_ptr((uintptr_t)(a + 11), 1, n12, neg, 4, I32, true, NULL, NULL, &rev), SK_OK);
+    CHECK(rev.ptr == (uintptr_t)(a + 11) && rev.strides[0] == -1);
+    EXPECT(sk_view_required_size(&rev, &size), SK_OK);
+    CHECK(size == 48);
+    EXPECT(sk_view_from_ptr((uintptr_t)r, 1, n12, NULL, 4, I32, false, NULL, NULL, &out), SK_OK);
+    EXPECT(sk_view_copy(&out, &rev, 0, 1), SK_OK);
+    for (int i = 0; i < 12; i++) CHECK(r[i] == a[11 - i]);
+    /* Writing into a read-only view; shapes that differ; copying a view onto itself. */
+    EXPECT(sk_view_copy(&src, &dst, 0, -1), SK_ERR_READ_ONLY);
+    EXPECT(sk_view_copy(&out, &src, 0, -1), SK_ERR_INVALID);
+    CHECK(strstr(sk_last_error(), "differ") != NULL);
+    EXPECT(sk_view_copy(&out, &out, 0, -1), SK_OK);
+    EXPECT(sk_view_copy(&out, &rev, 0, 7), SK_ERR_INVALID);
+    /* Release: exactly once; callbacks run once per view. */
+    released = 0;
+    EXPECT(sk_view_release(&src), SK_OK);
+    CHECK(src.owner == NULL && released == 1);
+    EXPECT(sk_view_release(&src), SK_ERR_RELEASED);
+    CHECK(released == 1);
+    EXPECT(sk_view_copy(&dst, &src, 0, -1), SK_ERR_RELEASED);
+    EXPECT(sk_view_release(&dst), SK_OK);
+    CHECK(released == 2);
+    EXPECT(sk_view_release(&rev), SK_OK);
+    EXPECT(sk_view_release(&out), SK_OK);
+    EXPECT(sk_view_release(NULL), SK_ERR_NULL_POINTER);
+    sk_view forged = out;
+    forged.owner = &forged;
+    EXPECT(sk_view_release(&forged), SK_ERR_RELEASED);
+}
+
+static void bad_inputs(void) {
+    int32_t a[4] = {1, 2, 3, 4};
+    int64_t shape[2] = {2, 2};
+    sk_view v;
+    int one = 1;
+    released = 0;
+    EXPECT(sk_view_from_ptr((uintptr_t)a, 65, shape, NULL, 4, I32, true, &one, count_release, &v), SK_ERR_INVALID);
+    CHECK(strstr(sk_last_error(), "ndim 65") != NULL);
+    EXPECT(sk_view_from_ptr((uintptr_t)a, -1, shape, NULL, 4, I32, true, NULL, NULL, &v), SK_ERR_INVALID);
+    EXPECT(sk_view_from_ptr((uintptr_t)a, 2, shape, NULL, -4, I32, true, NULL, NULL, &v), SK_ERR_INVALID);
+    CHECK(strstr(sk_last_error(), "itemsize -4") != NULL);
+    EXPECT(sk_view_from_ptr((uintptr_t)a, 2, shape, NULL, 0, UNKNOWN, true, NULL, NULL, &v), SK_ERR_INVALID);
+    EXPECT(sk_view_from_ptr((uintptr_t)a, 2, NULL, NULL, 4, I32, true, NULL, NULL, &v), SK_ERR_NULL_POINTER);
+    EXPECT(sk_view_from_ptr((uintptr_t)a, 2, shape, NULL, 4, I32, true, NULL, NULL, NULL), SK_ERR_NULL_POINTER);
+    EXPECT(sk_view_from_ptr(0, 2, shape, NULL, 4, I32, true, NULL, NULL, &v), SK_ERR_INVALID);
+    CHECK(strstr(sk_last_error(), "null") != NULL);
+    EXPECT(sk_view_from_ptr((uintptr_t)a, 2, shape, NULL, 2, I32, true, NULL, NULL, &v), SK_ERR_INVALID);
+    CHECK(strstr(sk_last_error(), "itemsize is 2") != NULL);
+    DLDataType nibble = {kDLFloat4_e2m1fn, 4, 1};
+    EXPECT(sk_view_from_ptr((uintptr_t)a, 2, shape, NULL, 1, nibble, true, NULL, NULL, &v), SK_ERR_INVALID);
+    int64_t negshape[2] = {2, -2};
+    EXPECT(sk_view_from_ptr((uintptr_t)a, 2, negshape, NULL, 4, I32, true, NULL, NULL, &v), SK_ERR_INVALID);
+    CHECK(released == 0); /* failures leave the owner with the caller */
+    /* Unknown dtype, any itemsize: allowed. */
+    EXPECT(sk_view_from_ptr((uintptr_t)a, 1, shape, NULL, 8, UNKNOWN, true, NULL, NULL, &v), SK_OK);
+    CHECK(v.dtype.code == 0 && v.dtype.bits == 0 && v.dtype.lanes == 0 && v.itemsize == 8);
+    uint8_t map[128];
+    uint32_t box[1] = {2};
+    CHECK(sk_tensor_map_tiled(&v, 1, box, NULL, map) != SK_OK); /* host memory: no TMA */
+    EXPECT(sk_tensor_map_tiled(&v, 2, box, NULL, map), SK_ERR_INVALID);
+    EXPECT(sk_tensor_map_tiled(&v, 1, NULL, NULL, map), SK_ERR_NULL_POINTER);
+    EXPECT(sk_view_release(&v), SK_OK);
+    uint32_t maj = 9, min = 9, pat = 9;
+    EXPECT(sk_version(&maj, &min, &pat), SK_OK);
+    CHECK(maj == 0 && min == 1 && pat == 0);
+    EXPECT(sk_version(NULL, NULL, NULL), SK_OK);
+}
+
+static void dlpack_both_ways(void) {
+    /* A producer's versioned tensor: (2, 3) doubles, transposed strides, READ_ONLY. */
+    versioned_box *vb = calloc(1, sizeof *vb);
+    for (int i = 0; i < 6; i++) vb->data[i] = 0.5 + i;
+    vb->shape[0] = 3; vb->shape[1] = 2; vb->strides[0] = 1; vb->strides[1] = 3;
+    vb->t.version.major = 1; vb->t.version.minor = 3;
+    vb->t.manager_ctx = vb; vb->t.deleter = delete_versioned;
+    vb->t.flags = DLPACK_FLAG_BITMASK_READ_ONLY;
+    vb->t.dl_tensor.data = vb->data;
+    vb->t.dl_tensor.device.device_type = kDLCPU;
+    vb->t.dl_tensor.ndim = 2;
+    vb->t.dl_tensor.dtype = F64;
+    vb->t.dl_tensor.shape = vb->shape;
+    vb->t.dl_tensor.strides = vb->strides;
+    deleted = 0;
+    sk_view in, dst;
+    EXPECT(sk_view_from_dlpack(&vb->t, true, &in), SK_OK);
+    CHECK(in.readonly && in.ndim == 2 && in.shape[0] == 3 && in.strides[1] == 3 && in.dtype.code == kDLFloat);
+    double out[6] = {0};
+    int64_t shape[2] = {3, 2};
+    EXPECT(sk_view_from_ptr((uintptr_t)out, 2, shape, NULL, 8, F64, false, NULL, NULL, &dst), SK_OK);
+    EXPECT(sk_view_copy(&dst, &in, 0, -1), SK_OK);
+    for (int i = 0; i < 3; i++)
+        for (int j = 0; j < 2; j++) CHECK(out[i * 2 + j] == 0.5 + i + 3 * j);
+    /* Export the writable view, import it again, then release everything. */
+    void *exported = NULL;
+    EXPECT(sk_view_to_dlpack(&dst, true, &exported), SK_OK);
+    DLManagedTensorVersioned *ex = exported;
+    CHECK(ex->version.major == 1 && (ex->flags & DLPACK_FLAG_BITMASK_READ_ONLY) == 0);
+    CHECK(ex->dl_tensor.data == out && ex->dl_tensor.device.device_type == kDLCPU);
+    void *ro = NULL;
+    EXPECT(sk_view_to_dlpack(&in, true, &ro), SK_OK);
+    CHECK((((DLManagedTensorVersioned *)ro)->flags & DLPACK_FLAG_BITMASK_READ_ONLY) != 0);
+    EXPECT(sk_view_release(&in), SK_OK);
+    CHECK(deleted == 0); /* the read-only export still holds the producer's tensor */
+    ((DLManagedTensorVersioned *)ro)->deleter(ro);
+    CHECK(deleted == 1);
+    sk_view back;
+    EXPECT(sk_view_from_dlpack(ex, true, &back), SK_OK);
+    CHECK(!back.readonly && back.ptr == (uintptr_t)out);
+    EXPECT(sk_view_release(&back), SK_OK);
+    EXPECT(sk_view_release(&dst), SK_OK);
+    /* Legacy tensors, and a legacy export. */
+    legacy_box *lb = calloc(1, sizeof *lb);
+    for (int i = 0; i < 5; i++) lb->data[i] = (float)i;
+    lb->shape[0] = 5;
+    lb->t.manager_ctx = lb; lb->t.deleter = delete_legacy;
+    lb->t.dl_tensor.data = lb->data;
+    lb->t.dl_tensor.device.device_type = kDLCPU;
+    lb->t.dl_tensor.ndim = 1;
+    lb->t.dl_tensor.dtype.code = kDLFloat; lb->t.dl_tensor.dtype.bits = 32; lb->t.dl_tensor.dtype.lanes = 1;
+    lb->t.dl_tensor.shape = lb->shape;
+    EXPECT(sk_view_from_dlpack(&lb->t, false, &in), SK_OK);
+    CHECK(!in.readonly && in.strides[0] == 1 && in.itemsize == 4);
+    void *leg = NULL;
+    EXPECT(sk_view_to_dlpack(&in, false, &leg), SK_OK);
+    EXPECT(sk_view_release(&in), SK_OK);
+    CHECK(deleted == 1);
+    ((DLManagedTensor *)leg)->deleter(leg);
+    CHECK(deleted == 2);
+    /* Refused tensors are released (the deleter runs once): major version 2, 4 lanes. */
+    versioned_box *bad = calloc(1, sizeof *bad);
+    memset(bad, 0, sizeof *bad);
+    bad->shape[0] = 2;
+    bad->t.version.major = 2;
+    bad->t.manager_ctx = bad; bad->t.deleter = delete_versioned;
+    EXPECT(sk_view_from_dlpack(&bad->t, true, &in), SK_ERR_INVALID);
+    CHECK(strstr(sk_last_error(), "major version 2") != NULL);
+    CHECK(deleted == 3);
+    bad = calloc(1, sizeof *bad);
+    bad->shape[0] = 2;
+    bad->t.version.major = 1;
+    bad->t.manager_ctx = bad; bad->t.deleter = delete_versioned;
+    bad->t.dl_tensor.data = bad->data;
+    bad->t.dl_tensor.device.device_type = kDLCPU;
+    bad->t.dl_tensor.ndim = 1;
+    bad->t.dl_tensor.shape = bad->shape;
+    bad->t.dl_tensor.dtype.code = kDLFloat; bad->t.dl_tensor.dtype.bits = 32; bad->t.dl_tensor.dtype.lanes = 4;
+    EXPECT(sk_view_from_dlpack(&bad->t, true, &in), SK_ERR_INVALID);
+    CHECK(deleted == 4);
+    EXPECT(sk_view_from_dlpack(NULL, true, &in), SK_ERR_INVALID);
+}
+
+int main(void) {
+    fields_and_copies();
+    bad_inputs();
+    dlpack_both_ways();
+    if (failures) {
+        fprintf(stderr, "host_test: %d failure(s)\n", failures);
+        return 1;
+    }
+    printf("host_test: all checks passed\n");
+    return 0;
+}
