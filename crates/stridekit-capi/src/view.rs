@@ -5,7 +5,7 @@ use crate::status::{fail, guard, non_null, sk_status, Failure};
 use dlpark::ffi::{DLDataType, DLDataTypeCode, DLManagedTensor, DLManagedTensorVersioned};
 use std::ffi::c_void;
 use stridekit::dlpack::{dtype_from_dlpack, dtype_to_dlpack, DlpackTensor};
-use stridekit::{DType, Order, StridedLayout, StridedMemoryView, StridedMemoryViewMut};
+use stridekit::{Order, StridedLayout, StridedMemoryView, StridedMemoryViewMut};
 
 /// A strided view whose attributes are plain C values. Acquired by `sk_view_from_ptr` or
 /// `sk_view_from_dlpack`, released exactly once by `sk_view_release`.
@@ -169,7 +169,7 @@ pub unsafe extern "C" fn sk_view_from_ptr(
                     format!("{OP}: dtype (code {}, bits {}) has {size} bytes but itemsize is {itemsize}; they must match", dtype.code.0, dtype.bits),
                 ));
             }
-            d.or(None::<DType>)
+            d
         };
         let keep = Owner {
             ctx: owner,
@@ -179,7 +179,7 @@ pub unsafe extern "C" fn sk_view_from_ptr(
             // SAFETY: the caller's promise (see the function's Safety section).
             Held::Read(
                 unsafe { StridedMemoryView::from_foreign_span(ptr as u64, &layout, dtype, keep) }
-                    .map_err(|e| Failure::from(e))?,
+                    .map_err(Failure::from)?,
             )
         } else {
             // SAFETY: as above.

@@ -154,7 +154,8 @@ impl StridedLayout {
             )));
         }
         let axis = normalize_axis(op, axis, self.ndim())?;
-        if self.strides()[axis] != 1 {
+        // An empty layout cannot be repacked usefully: keep its itemsize, as cuda.core does.
+        if self.strides()[axis] != 1 || self.volume() == 0 {
             return Ok(self.itemsize());
         }
         let isz = self.itemsize() as u64;

@@ -475,3 +475,14 @@ fn tiled_transpose_axes_pick_the_coalescing_pair() {
     assert_eq!((p.src_strides[a], p.dst_strides[l]), (1, 1));
     assert_eq!(l, p.ndim() - 1);
 }
+
+#[test]
+fn an_empty_layout_keeps_its_itemsize_as_the_most_compatible() {
+    let l = StridedLayout::dense(&[0], 2, Order::C).unwrap();
+    assert_eq!(l.max_compatible_itemsize(8, 0, -1).unwrap(), 2);
+    let l = StridedLayout::dense(&[3, 0], 4, Order::C).unwrap();
+    assert_eq!(l.max_compatible_itemsize(16, 64, -1).unwrap(), 4);
+    // A non-empty one still widens.
+    let l = StridedLayout::dense(&[4], 2, Order::C).unwrap();
+    assert_eq!(l.max_compatible_itemsize(8, 0, -1).unwrap(), 8);
+}

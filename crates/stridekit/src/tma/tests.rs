@@ -237,7 +237,19 @@ fn tiled_rules() {
             rule: "inner box a multiple of 16 bytes",
             ok: tiled(&m, f32, &t(&[8, 4])),
             bad: tiled(&m, f32, &t(&[8, 3])),
-            says: &["the inner box is 3 elements x 4 bytes = 12 bytes", "multiple of 16 bytes (cuTensorMapEncodeTiled: boxDim[0])"],
+            says: &["the inner box is 3 elements x 4 bytes = 12 bytes", "multiple of 16 bytes", "(cuTensorMapEncodeTiled: boxDim[0])"],
+        },
+        Case {
+            rule: "inner box a multiple of 16 bytes with interleave too",
+            ok: tiled(&dense(&[4, 8, 64], 1), Some(DType::U8), &t(&[1, 8, 16]).interleave(Interleave::B16)),
+            bad: tiled(&dense(&[4, 8, 64], 1), Some(DType::U8), &t(&[1, 8, 24]).interleave(Interleave::B16)),
+            says: &["the inner box is 24 elements x 1 bytes = 24 bytes", "with or without interleave", "measured on compute capability 9.0, driver 580"],
+        },
+        Case {
+            rule: "a box holds at most 228 KiB",
+            ok: tiled(&dense(&[256, 256, 256], 4), f32, &t(&[228, 1, 256])),
+            bad: tiled(&dense(&[256, 256, 256], 4), f32, &t(&[229, 1, 256])),
+            says: &["the box [229, 1, 256] of 4-byte elements holds 234496 bytes", "at most 233472 bytes (228 KiB; measured on compute capability 9.0, driver 580", "(cuTensorMapEncodeTiled: boxDim)"],
         },
         Case {
             rule: "inner box within the swizzle span",
@@ -343,6 +355,18 @@ fn im2col_rules() {
             ok: im2col(&x, &ic(&[0, 0], &[0, 0], 16, 1024)),
             bad: im2col(&x, &ic(&[0, 0], &[0, 0], 16, 1025)),
             says: &["1025 pixels per column; pixels per column must be in [1, 1024]"],
+        },
+        Case {
+            rule: "channels of a pixel a multiple of 16 bytes",
+            ok: im2col(&nhwc(1, 4, 4, 16), &ic(&[0, 0], &[0, 0], 8, 8)),
+            bad: im2col(&nhwc(1, 4, 4, 16), &ic(&[0, 0], &[0, 0], 12, 8)),
+            says: &["12 channels per pixel x 2 bytes = 24 bytes", "multiple of 16 bytes (measured on compute capability 9.0, driver 580) (cuTensorMapEncodeIm2col: channelsPerPixel)"],
+        },
+        Case {
+            rule: "channels x pixels at most 228 KiB",
+            ok: im2col(&nhwc(1, 4, 4, 256), &ic(&[0, 0], &[0, 0], 256, 456)),
+            bad: im2col(&nhwc(1, 4, 4, 256), &ic(&[0, 0], &[0, 0], 256, 457)),
+            says: &["256 channels x 457 pixels x 2 bytes = 233984 bytes", "at most 233472 bytes"],
         },
         Case {
             rule: "channels within the swizzle span",

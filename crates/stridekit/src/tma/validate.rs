@@ -93,6 +93,11 @@ impl Ctx {
 }
 
 const GIB4: u64 = 1 << 32;
+/// The most bytes one box may hold: 228 KiB. The driver documentation states no such
+/// limit; measured on compute capability 9.0, driver 580 (`examples/tma_probe.rs`):
+/// tiled boxes of 233472 bytes are accepted and of 237568 refused for u8, f32 and f64;
+/// im2col channels x pixels of 233472 bytes accepted, 233520 refused.
+const BOX_BYTES_LIMIT: usize = 233_472;
 const STRIDE_LIMIT: u64 = 1 << 40;
 
 /// Validates the source and options for `kind` and encodes them for the driver.
@@ -396,14 +401,25 @@ pub(crate) fn encode(src: Source<'_>, kind: Kind<'_>) -> Result<Encoding> {
                 enc.box_dim[inner - axis] = b;
             }
             let inner_bytes = o.box_dim[inner] as usize * esize;
-            if common.interleave == Interleave::None && !inner_bytes.is_multiple_of(16) {
+            if !inner_bytes.is_multiple_of(16) {
                 return Err(cx.bad(
                     format!(
                         "the inner box is {} elements x {esize} bytes = {inner_bytes} bytes",
                         o.box_dim[inner]
                     ),
-                    "without interleave, the inner box must be a multiple of 16 bytes",
+                    "the inner box must be a multiple of 16 bytes, with or without interleave (with interleave: measured on compute capability 9.0, driver 580)",
                     "boxDim[0]",
+                ));
+            }
+            let total: usize = o.box_dim.iter().map(|&b| b as usize).product::<usize>() * esize;
+            if total > BOX_BYTES_LIMIT {
+                return Err(cx.bad(
+                    format!(
+                        "the box {:?} of {esize}-byte elements holds {total} bytes",
+                        o.box_dim
+                    ),
+                    &format!("a box may hold at most {BOX_BYTES_LIMIT} bytes (228 KiB; measured on compute capability 9.0, driver 580, where the documentation states no limit)"),
+                    "boxDim",
                 ));
             }
             check_span(inner_bytes, "box")?;
@@ -468,6 +484,28 @@ pub(crate) fn encode(src: Source<'_>, kind: Kind<'_>) -> Result<Encoding> {
                 enc.upper_corner[spatial - 1 - k] = o.upper_corner[k];
             }
             check_counts(&cx, o.channels_per_pixel, o.pixels_per_column, true)?;
+            let channel_bytes = o.channels_per_pixel as usize * esize;
+            if !channel_bytes.is_multiple_of(16) {
+                return Err(cx.bad(
+                    format!(
+                        "{} channels per pixel x {esize} bytes = {channel_bytes} bytes",
+                        o.channels_per_pixel
+                    ),
+                    "the channels of a pixel must be a multiple of 16 bytes (measured on compute capability 9.0, driver 580)",
+                    "channelsPerPixel",
+                ));
+            }
+            let total = channel_bytes * o.pixels_per_column as usize;
+            if total > BOX_BYTES_LIMIT {
+                return Err(cx.bad(
+                    format!(
+                        "{} channels x {} pixels x {esize} bytes = {total} bytes",
+                        o.channels_per_pixel, o.pixels_per_column
+                    ),
+                    &format!("a box may hold at most {BOX_BYTES_LIMIT} bytes (228 KiB; measured on compute capability 9.0, driver 580, where the documentation states no limit)"),
+                    "channelsPerPixel x pixelsPerColumn",
+                ));
+            }
             enc.channels_per_pixel = o.channels_per_pixel;
             enc.pixels_per_column = o.pixels_per_column;
             check_span(
