@@ -8,15 +8,8 @@
 #include <string.h>
 #include "stridekit.h"
 
-static int failures = 0;
-#define CHECK(cond)                                                                   \
-    do {                                                                              \
-        if (!(cond)) {                                                                \
-            fprintf(stderr, "%s:%d: CHECK(%s) failed; last error: %s\n", __FILE__,     \
-                    __LINE__, #cond, sk_last_error());                                \
-            failures++;                                                               \
-        }                                                                             \
-    } while (0)
+#include "check.h"
+
 #define CU(call)                                                                      \
     do {                                                                              \
         CUresult r_ = (call);                                                         \

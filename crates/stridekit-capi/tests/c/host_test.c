@@ -5,24 +5,7 @@
 #include <string.h>
 #include "stridekit.h"
 
-static int failures = 0;
-#define CHECK(cond)                                                              \
-    do {                                                                         \
-        if (!(cond)) {                                                           \
-            fprintf(stderr, "%s:%d: CHECK(%s) failed; last error: %s\n", __FILE__, \
-                    __LINE__, #cond, sk_last_error());                           \
-            failures++;                                                          \
-        }                                                                        \
-    } while (0)
-#define EXPECT(call, status)                                                        \
-    do {                                                                            \
-        sk_status s_ = (call);                                                      \
-        if (s_ != (status)) {                                                       \
-            fprintf(stderr, "%s:%d: %s returned %d, expected %d; last error: %s\n", \
-                    __FILE__, __LINE__, #call, (int)s_, (int)(status), sk_last_error()); \
-            failures++;                                                             \
-        }                                                                           \
-    } while (0)
+#include "check.h"
 
 static const DLDataType I32 = {kDLInt, 32, 1};
 static const DLDataType F64 = {kDLFloat, 64, 1};
