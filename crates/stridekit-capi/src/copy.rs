@@ -1,9 +1,10 @@
 //! `sk_view_copy`: a copy between any two views, ordered on a C stream.
 
-use crate::handle::{lookup, Held};
+use crate::handle::lookup;
 use crate::status::{fail, guard, non_null, sk_status};
 use crate::view::sk_view;
 use stridekit::dlpack::{ExchangeStream, StreamRef};
+use stridekit::view::DynView;
 use stridekit::CopyOptions;
 
 /// Copies `src` into `dst` element by element (any layouts, any memory kinds).
@@ -47,8 +48,8 @@ pub unsafe extern "C" fn sk_view_copy(
         if same {
             // The same view: every element is already where it must go.
             return match d.held {
-                Held::Write(_) => Ok(()),
-                Held::Read(_) => Err(fail(
+                DynView::Writable(_) => Ok(()),
+                DynView::ReadOnly(_) => Err(fail(
                     sk_status::SK_ERR_READ_ONLY,
                     format!("{OP}: `dst` is a read-only view"),
                 )),
@@ -57,7 +58,7 @@ pub unsafe extern "C" fn sk_view_copy(
         // SAFETY: the caller's promise; `src` has another owner than `dst`, so the two
         // borrows are of different handles.
         let s = unsafe { lookup(OP, "src", src) }?;
-        let Held::Write(out) = &mut d.held else {
+        let DynView::Writable(out) = &mut d.held else {
             return Err(fail(
                 sk_status::SK_ERR_READ_ONLY,
                 format!("{OP}: `dst` is a read-only view"),
@@ -72,7 +73,7 @@ pub unsafe extern "C" fn sk_view_copy(
             blocking,
             allocator: None,
         };
-        let from = s.held.view();
+        let from = s.held.as_view();
         // SAFETY: a non-default stream is a live handle (caller).
         unsafe { out.copy_from_on_stream(&from, stream, &opts) }?;
         Ok(())

@@ -5,26 +5,11 @@ use crate::status::{fail, non_null, sk_status, Failure};
 use crate::view::sk_view;
 use std::collections::HashSet;
 use std::sync::{Mutex, OnceLock};
-use stridekit::{StridedMemoryView, StridedMemoryViewMut};
-
-/// The view behind an `sk_view`: read-only or writable.
-pub(crate) enum Held {
-    Read(StridedMemoryView<'static>),
-    Write(StridedMemoryViewMut<'static>),
-}
-
-impl Held {
-    pub(crate) fn view(&self) -> StridedMemoryView<'_> {
-        match self {
-            Held::Read(v) => v.clone(),
-            Held::Write(v) => v.as_view(),
-        }
-    }
-}
+use stridekit::view::DynView;
 
 /// The owner of an `sk_view`: the view, and the arrays its `shape`/`strides` point into.
 pub(crate) struct Handle {
-    pub(crate) held: Held,
+    pub(crate) held: DynView<'static>,
     pub(crate) shape: Vec<i64>,
     pub(crate) strides: Vec<i64>,
 }

@@ -20,6 +20,6 @@ pub use copy::sk_view_copy;
 pub use status::{sk_last_error, sk_status, sk_version};
 pub use tma::{sk_tensor_map_tiled, sk_tma_options};
 pub use view::{
-    sk_view, sk_view_from_dlpack, sk_view_from_ptr, sk_view_is_contiguous, sk_view_release,
-    sk_view_required_size, sk_view_to_dlpack,
+    sk_view, sk_view_from_dlpack, sk_view_from_ptr, sk_view_is_contiguous, sk_view_of,
+    sk_view_release, sk_view_required_size, sk_view_to_dlpack,
 };

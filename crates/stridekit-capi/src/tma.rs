@@ -64,7 +64,7 @@ pub unsafe extern "C" fn sk_tensor_map_tiled(
         non_null(OP, "box_dim", box_dim)?;
         // SAFETY: the caller's promise.
         let h = unsafe { lookup(OP, "view", view) }?;
-        let v = h.held.view();
+        let v = h.held.as_view();
         let nd = v.layout().ndim();
         if rank < 1 || rank as usize != nd {
             return Err(fail(

@@ -1,10 +1,11 @@
 //! `sk_view`: acquire (from a pointer, from DLPack), read, export, release.
 
-use crate::handle::{lookup, register, release, Handle, Held};
+use crate::handle::{lookup, register, release, Handle};
 use crate::status::{fail, guard, non_null, sk_status, Failure};
 use dlpark::ffi::{DLDataType, DLDataTypeCode, DLManagedTensor, DLManagedTensorVersioned};
 use std::ffi::c_void;
 use stridekit::dlpack::{dtype_from_dlpack, dtype_to_dlpack, DlpackTensor};
+use stridekit::view::DynView;
 use stridekit::{Order, StridedLayout, StridedMemoryView, StridedMemoryViewMut};
 
 /// A strided view whose attributes are plain C values. Acquired by `sk_view_from_ptr` or
@@ -41,8 +42,8 @@ const UNKNOWN_DTYPE: DLDataType = DLDataType {
 };
 
 /// Registers `held` and writes its fields into `out`.
-fn publish(op: &str, held: Held, out: *mut sk_view) -> Result<(), Failure> {
-    let v = held.view();
+fn publish(op: &str, held: DynView<'static>, out: *mut sk_view) -> Result<(), Failure> {
+    let v = held.as_view();
     let l = v.layout();
     let first = v
         .ptr()
@@ -50,7 +51,7 @@ fn publish(op: &str, held: Held, out: *mut sk_view) -> Result<(), Failure> {
     let (ndim, itemsize) = (l.ndim() as i32, l.itemsize() as i64);
     let dtype = v.dtype().map_or(UNKNOWN_DTYPE, dtype_to_dlpack);
     let (device_id, device_accessible) = (v.device_id(), v.is_device_accessible());
-    let readonly = matches!(held, Held::Read(_));
+    let readonly = matches!(held, DynView::ReadOnly(_));
     let (shape, strides) = (l.shape().to_vec(), l.strides().to_vec());
     drop(v);
     let h = register(
@@ -78,6 +79,15 @@ fn publish(op: &str, held: Held, out: *mut sk_view) -> Result<(), Failure> {
     // SAFETY: `out` is non-NULL and writable (checked by the callers).
     unsafe { out.write(view) };
     Ok(())
+}
+
+/// An `sk_view` of a Rust view, for Rust fronts that hand the C view out (the Python
+/// package's `as_c_view`). Release it with `sk_view_release`.
+pub fn sk_view_of(view: DynView<'static>) -> Result<sk_view, String> {
+    let mut out = std::mem::MaybeUninit::<sk_view>::uninit();
+    publish("sk_view_of", view, out.as_mut_ptr()).map_err(|Failure(_, msg)| msg)?;
+    // SAFETY: `publish` wrote the whole struct on success.
+    Ok(unsafe { out.assume_init() })
 }
 
 /// The release callback of a foreign owner, run once when the last view goes.
@@ -177,13 +187,13 @@ pub unsafe extern "C" fn sk_view_from_ptr(
         };
         let held = if readonly {
             // SAFETY: the caller's promise (see the function's Safety section).
-            Held::Read(
+            DynView::ReadOnly(
                 unsafe { StridedMemoryView::from_foreign_span(ptr as u64, &layout, dtype, keep) }
                     .map_err(Failure::from)?,
             )
         } else {
             // SAFETY: as above.
-            Held::Write(unsafe {
+            DynView::Writable(unsafe {
                 StridedMemoryViewMut::from_foreign_span_mut(ptr as u64, &layout, dtype, keep)
             }?)
         };
@@ -217,10 +227,10 @@ pub unsafe extern "C" fn sk_view_from_dlpack(
         let t = unsafe { take(tensor, versioned) }?;
         let held = if t.flags().contains(dlpark::DlpackFlags::READ_ONLY) {
             // SAFETY: the producer vouches for the memory (the caller's promise).
-            Held::Read(unsafe { StridedMemoryView::from_dlpack(t) }?)
+            DynView::ReadOnly(unsafe { StridedMemoryView::from_dlpack(t) }?)
         } else {
             // SAFETY: as above; a writable tensor's memory is the consumer's to write.
-            Held::Write(unsafe { StridedMemoryViewMut::from_dlpack(t) }?)
+            DynView::Writable(unsafe { StridedMemoryViewMut::from_dlpack(t) }?)
         };
         publish(OP, held, out)
     })
@@ -258,12 +268,14 @@ pub unsafe extern "C" fn sk_view_to_dlpack(
         // SAFETY: the caller's promise.
         let h = unsafe { lookup(OP, "view", view) }?;
         let raw = match (&h.held, versioned) {
-            (Held::Read(v), true) => v.to_dlpack()?.into_raw() as *mut c_void,
-            (Held::Read(v), false) => v.to_dlpack_legacy()?.into_raw() as *mut c_void,
+            (DynView::ReadOnly(v), true) => v.to_dlpack()?.into_raw() as *mut c_void,
+            (DynView::ReadOnly(v), false) => v.to_dlpack_legacy()?.into_raw() as *mut c_void,
             // SAFETY: C has no borrow rules; the doc above makes ordering the caller's.
-            (Held::Write(v), true) => unsafe { v.to_dlpack_writable() }?.into_raw() as *mut c_void,
+            (DynView::Writable(v), true) => {
+                unsafe { v.to_dlpack_writable() }?.into_raw() as *mut c_void
+            }
             // SAFETY: as above.
-            (Held::Write(v), false) => {
+            (DynView::Writable(v), false) => {
                 unsafe { v.to_dlpack_writable_legacy() }?.into_raw() as *mut c_void
             }
         };
@@ -297,7 +309,7 @@ pub unsafe extern "C" fn sk_view_required_size(view: *const sk_view, out: *mut i
         non_null(OP, "out", out)?;
         // SAFETY: the caller's promise.
         let h = unsafe { lookup(OP, "view", view) }?;
-        let v = h.held.view();
+        let v = h.held.as_view();
         let l = v.layout();
         // Views keep their lowest element at or after their base (min_offset >= 0).
         let n = l
@@ -326,7 +338,7 @@ pub unsafe extern "C" fn sk_view_is_contiguous(
         non_null(OP, "out", out)?;
         // SAFETY: the caller's promise.
         let h = unsafe { lookup(OP, "view", view) }?;
-        let v = h.held.view();
+        let v = h.held.as_view();
         let l = v.layout();
         let yes = match order {
             b'C' | b'c' => l.is_contiguous_c(),

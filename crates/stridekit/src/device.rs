@@ -108,6 +108,13 @@ impl Device {
             .map_err(driver("Device::new_stream", "cuStreamCreate"))
     }
 
+    /// stridekit's own non-blocking stream on this device, made once per process and
+    /// shared: the stream that work ordered on a foreign stream runs on (copies from C
+    /// and Python, allocations for them), after an event wait.
+    pub fn library_stream(&self) -> Result<Arc<CudaStream>> {
+        crate::copy::external::own_stream("Device::library_stream", self.ordinal())
+    }
+
     /// Waits for all work on the device's context.
     pub fn synchronize(&self) -> Result<()> {
         self.ctx

@@ -3,8 +3,8 @@
 
 use super::CopyOptions;
 use crate::device::Device;
-use crate::dlpack::{wait_for_producer, ExchangeStream, StreamRef};
-use crate::error::{check, driver, Error, Result};
+use crate::dlpack::{ExchangeStream, StreamRef};
+use crate::error::{check, Error, Result};
 use crate::memory::MemoryKind;
 use crate::view::access::Access;
 use crate::view::{StridedMemoryViewBase, StridedMemoryViewMut};
@@ -13,7 +13,7 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock};
 
 /// stridekit's own stream on `ordinal`, made once per process.
-fn own_stream(op: &'static str, ordinal: usize) -> Result<Arc<CudaStream>> {
+pub(crate) fn own_stream(op: &'static str, ordinal: usize) -> Result<Arc<CudaStream>> {
     static STREAMS: OnceLock<Mutex<HashMap<usize, Arc<CudaStream>>>> = OnceLock::new();
     let map = STREAMS.get_or_init(|| Mutex::new(HashMap::new()));
     let mut m = map.lock().map_err(|_| Error::Invalid {
@@ -84,13 +84,11 @@ impl StridedMemoryViewMut<'_> {
             ExchangeStream::NoSync => None,
         };
         let ordinal = from_views.or(from_stream).unwrap_or(0);
-        let own = own_stream(OP, ordinal)?;
-        let mine = ExchangeStream::Stream(StreamRef::of(&own));
-        wait_for_producer(stream, mine, ordinal)?;
-        self.copy_from_with(src, Some(&own), opts)?;
-        match stream {
-            ExchangeStream::NoSync => own.synchronize().map_err(driver(OP, "cuStreamSynchronize")),
-            s => wait_for_producer(mine, s, ordinal),
+        // SAFETY: the caller's promise about `stream`.
+        unsafe {
+            crate::dlpack::with_ordered_stream(stream, ordinal, |own| {
+                self.copy_from_with(src, Some(own), opts)
+            })
         }
     }
 }

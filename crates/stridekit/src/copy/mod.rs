@@ -10,7 +10,7 @@
 //!
 //! Overlapping source and destination behave as if the source were copied out first.
 
-mod external;
+pub(crate) mod external;
 pub(crate) mod host;
 mod kernel;
 

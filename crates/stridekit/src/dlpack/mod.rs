@@ -40,7 +40,7 @@ pub use dlpark::DlpackFlags;
 pub use dtype::{dtype_from_dlpack, dtype_to_dlpack};
 pub use import::DlpackTensor;
 pub(crate) use import::Imported;
-pub use stream::{wait_for_producer, ExchangeStream, StreamRef};
+pub use stream::{wait_for_producer, with_ordered_stream, ExchangeStream, StreamRef};
 
 /// The highest DLPack version stridekit produces and understands, (major, minor).
 pub const DLPACK_VERSION: (u32, u32) = (

@@ -139,3 +139,31 @@ pub fn wait_for_producer(
     let destroyed = check(OP, "cuEventDestroy", unsafe { sys::cuEventDestroy_v2(ev) });
     recorded.and(destroyed)
 }
+
+/// Runs `work` on stridekit's own stream of `device` ([`Device::library_stream`]) so that
+/// it is ordered after what is already queued on `stream`, and what is queued on `stream`
+/// afterwards is ordered after it (event waits both ways; the host does not block). With
+/// [`ExchangeStream::NoSync`] the work runs and is waited for.
+///
+/// [`Device::library_stream`]: crate::Device::library_stream
+///
+/// # Safety
+/// A [`StreamRef::Handle`] in `stream` must be a live `CUstream`.
+pub unsafe fn with_ordered_stream<T>(
+    stream: ExchangeStream,
+    device: usize,
+    work: impl FnOnce(&std::sync::Arc<CudaStream>) -> Result<T>,
+) -> Result<T> {
+    const OP: &str = "with_ordered_stream";
+    let own = crate::Device::open(device)?.library_stream()?;
+    let mine = ExchangeStream::Stream(StreamRef::of(&own));
+    wait_for_producer(stream, mine, device)?;
+    let out = work(&own)?;
+    match stream {
+        ExchangeStream::NoSync => own
+            .synchronize()
+            .map_err(crate::error::driver(OP, "cuStreamSynchronize"))?,
+        s => wait_for_producer(mine, s, device)?,
+    }
+    Ok(out)
+}

@@ -28,8 +28,10 @@
 //! for by its producer: the wrapper cannot know who else writes it.
 
 mod backing;
+mod dynamic;
 
 pub(crate) use backing::Backing;
+pub use dynamic::DynView;
 
 use crate::dtype::{DType, Element};
 use crate::error::{invalid, Result};
@@ -581,6 +583,25 @@ impl StridedMemoryViewMut<'static> {
         )
     }
 
+    /// A writable view of a buffer that others also hold (a Python `Buffer` object, say).
+    ///
+    /// # Safety
+    /// Nobody else may read or write the buffer's memory while the view can write (the
+    /// shared ownership keeps it alive, not exclusive).
+    pub unsafe fn from_shared_buffer_mut(
+        buffer: Arc<Buffer>,
+        layout: StridedLayout,
+        dtype: Option<DType>,
+    ) -> Result<Self> {
+        Self::over_buffer(
+            "StridedMemoryViewMut::from_shared_buffer_mut",
+            &buffer.clone(),
+            Backing::SharedBuffer(buffer),
+            layout,
+            dtype,
+        )
+    }
+
     /// A writable view of foreign memory; `owner` is kept alive as long as the view.
     ///
     /// # Safety
@@ -704,6 +725,24 @@ unsafe fn foreign<A: Access, O: Any + Send + Sync>(
             backing: Backing::Owned(Arc::new(buffer)),
         },
     )
+}
+
+/// Keeps a view's memory alive without being a view: what a second wrapper of the same
+/// bytes (a C view, a foreign export) holds.
+#[derive(Clone)]
+pub struct MemoryOwner(#[allow(dead_code)] Backing<'static>);
+
+impl fmt::Debug for MemoryOwner {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("MemoryOwner")
+    }
+}
+
+impl<A: Access> StridedMemoryViewBase<'static, A> {
+    /// A handle that keeps this view's memory alive as long as it lives.
+    pub fn memory_owner(&self) -> MemoryOwner {
+        MemoryOwner(self.backing.clone())
+    }
 }
 
 #[cfg(test)]

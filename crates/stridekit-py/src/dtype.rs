@@ -1,0 +1,94 @@
+//! NumPy dtypes and array-interface type strings <-> stridekit dtypes.
+
+use pyo3::prelude::*;
+use stridekit::DType;
+
+/// The NumPy name of a dtype (`None` for types NumPy lacks: bfloat16 and the fp8 types).
+fn numpy_name(d: DType) -> Option<&'static str> {
+    Some(match d {
+        DType::Bool => "bool",
+        DType::I8 => "int8",
+        DType::I16 => "int16",
+        DType::I32 => "int32",
+        DType::I64 => "int64",
+        DType::U8 => "uint8",
+        DType::U16 => "uint16",
+        DType::U32 => "uint32",
+        DType::U64 => "uint64",
+        DType::F16 => "float16",
+        DType::F32 => "float32",
+        DType::F64 => "float64",
+        DType::Complex64 => "complex64",
+        DType::Complex128 => "complex128",
+        _ => return None,
+    })
+}
+
+/// A `numpy.dtype` for `d`: NumPy's own, or `ml_dtypes`' for bfloat16 and fp8 when that
+/// package is installed; otherwise None.
+pub(crate) fn to_numpy(py: Python<'_>, d: Option<DType>) -> PyResult<Py<PyAny>> {
+    let Some(d) = d else { return Ok(py.None()) };
+    let np = py.import("numpy")?;
+    if let Some(name) = numpy_name(d) {
+        return Ok(np.call_method1("dtype", (name,))?.unbind());
+    }
+    let ml = match d {
+        DType::BF16 => "bfloat16",
+        DType::F8E4M3 => "float8_e4m3fn",
+        DType::F8E5M2 => "float8_e5m2",
+        _ => return Ok(py.None()),
+    };
+    match py.import("ml_dtypes") {
+        Ok(m) => Ok(np.call_method1("dtype", (m.getattr(ml)?,))?.unbind()),
+        Err(_) => Ok(py.None()),
+    }
+}
+
+/// The dtype of an array-interface type string (`'<f4'`, `'|b1'`, ...): a known dtype,
+/// or none with the itemsize.
+pub(crate) fn from_typestr(t: &str) -> (Option<DType>, usize) {
+    let b = t.as_bytes();
+    let kind = b.get(1).copied().unwrap_or(b'V');
+    let size: usize = t.get(2..).and_then(|s| s.parse().ok()).unwrap_or(0);
+    let d = match (kind, size) {
+        (b'b', 1) => Some(DType::Bool),
+        (b'i', 1) => Some(DType::I8),
+        (b'i', 2) => Some(DType::I16),
+        (b'i', 4) => Some(DType::I32),
+        (b'i', 8) => Some(DType::I64),
+        (b'u', 1) => Some(DType::U8),
+        (b'u', 2) => Some(DType::U16),
+        (b'u', 4) => Some(DType::U32),
+        (b'u', 8) => Some(DType::U64),
+        (b'f', 2) => Some(DType::F16),
+        (b'f', 4) => Some(DType::F32),
+        (b'f', 8) => Some(DType::F64),
+        (b'c', 8) => Some(DType::Complex64),
+        (b'c', 16) => Some(DType::Complex128),
+        _ => None,
+    };
+    (d, size)
+}
+
+/// A dtype given as a `numpy.dtype`, a type, or a string; None stays None.
+pub(crate) fn from_py(obj: Option<&Bound<'_, PyAny>>) -> PyResult<Option<DType>> {
+    let Some(o) = obj else { return Ok(None) };
+    if o.is_none() {
+        return Ok(None);
+    }
+    let py = o.py();
+    let dt = py.import("numpy")?.call_method1("dtype", (o,))?;
+    let name: String = dt.getattr("name")?.extract()?;
+    let found = DType::all().iter().copied().find(|&d| {
+        numpy_name(d) == Some(name.as_str())
+            || matches!(
+                (d, name.as_str()),
+                (DType::BF16, "bfloat16")
+                    | (DType::F8E4M3, "float8_e4m3fn")
+                    | (DType::F8E5M2, "float8_e5m2")
+            )
+    });
+    found.map(Some).ok_or_else(|| {
+        pyo3::exceptions::PyTypeError::new_err(format!("dtype {name} has no stridekit equivalent"))
+    })
+}

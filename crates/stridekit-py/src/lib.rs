@@ -1,0 +1,31 @@
+//! The `stridekit` Python package's native module: thin bindings over the Rust crates,
+//! with cuda.core's names.
+
+mod cview;
+mod dtype;
+mod errors;
+mod layout;
+mod memory;
+mod stream;
+mod tma;
+mod view;
+
+use pyo3::prelude::*;
+
+#[pymodule]
+fn _stridekit(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add("CUDAError", m.py().get_type::<errors::CUDAError>())?;
+    m.add_class::<layout::PyLayout>()?;
+    m.add_class::<view::PyView>()?;
+    m.add_class::<memory::PyBuffer>()?;
+    m.add_class::<memory::PyMemoryResource>()?;
+    m.add_class::<tma::PyTensorMap>()?;
+    m.add_function(wrap_pyfunction!(memory::device_memory_resource, m)?)?;
+    m.add_function(wrap_pyfunction!(memory::pinned_memory_resource, m)?)?;
+    m.add_function(wrap_pyfunction!(memory::managed_memory_resource, m)?)?;
+    m.add_function(wrap_pyfunction!(memory::prefetch, m)?)?;
+    m.add_function(wrap_pyfunction!(view::_dtypes, m)?)?;
+    m.add("cuda_available", stridekit::cuda_available())?;
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    Ok(())
+}

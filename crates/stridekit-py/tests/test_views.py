@@ -1,0 +1,152 @@
+"""StridedMemoryView over NumPy arrays (no GPU needed): every dtype, slices, copies into
+transposed and negative-stride arrays, DLPack both ways, the C view, every rejection."""
+
+import ctypes
+
+import numpy as np
+import pytest
+
+import stridekit
+from stridekit import StridedLayout, StridedMemoryView
+
+DTYPES = [np.bool_, np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32,
+          np.uint64, np.float16, np.float32, np.float64, np.complex64, np.complex128]
+
+
+def rand(shape, dtype, seed):
+    rng = np.random.default_rng(seed)
+    raw = rng.integers(1, 255, size=int(np.prod(shape)) * np.dtype(dtype).itemsize, dtype=np.uint8)
+    return raw.view(dtype).reshape(shape)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_views_of_every_dtype(dtype):
+    a = rand((6, 5, 4), dtype, 1)
+    v = StridedMemoryView(a, stream_ptr=-1)
+    assert v.shape == (6, 5, 4)
+    assert v.strides == tuple(s // a.itemsize for s in a.strides)
+    assert v.dtype == np.dtype(dtype)
+    assert v.ptr == a.ctypes.data
+    assert (v.device_id, v.is_device_accessible, v.readonly) == (-1, False, False)
+    assert v.exporting_obj is a
+    assert v.layout == StridedLayout.dense((6, 5, 4), a.itemsize)
+    s = a[1:5, ::-2, 3]
+    sv = StridedMemoryView(s)
+    assert sv.shape == s.shape and sv.strides == tuple(x // a.itemsize for x in s.strides)
+    assert sv.ptr == s.__array_interface__["data"][0]
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_copies_into_transposed_and_flipped_arrays(dtype):
+    src = rand((7, 9), dtype, 2)
+    for make in (lambda: np.zeros((9, 7), dtype).T,
+                 lambda: np.zeros((7, 9), dtype)[::-1, ::-1],
+                 lambda: np.zeros((14, 18), dtype)[::2, 1::2]):
+        dst = make()
+        dst[...] = rand(dst.shape, dtype, 3)  # poison
+        StridedMemoryView(dst).copy_from(StridedMemoryView(src))
+        assert dst.tobytes() == np.ascontiguousarray(src).tobytes()
+    out = np.zeros((9, 7), dtype)
+    StridedMemoryView(src.T).copy_to(StridedMemoryView(out))
+    assert out.tobytes() == np.ascontiguousarray(src.T).tobytes()
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_dlpack_round_trips(dtype):
+    a = rand((4, 6), dtype, 4)[:, ::-1]
+    v = StridedMemoryView(a)
+    b = np.from_dlpack(v)
+    assert b.dtype == a.dtype and b.shape == a.shape and b.tobytes() == a.tobytes()
+    assert b.__array_interface__["data"][0] == a.__array_interface__["data"][0]
+    assert v.__dlpack_device__() == (1, 0)
+    again = StridedMemoryView(b)
+    assert again.strides == v.strides
+
+
+def test_read_only_arrays_give_read_only_views():
+    a = np.arange(10, dtype=np.int32)
+    a.flags.writeable = False
+    v = StridedMemoryView(a)
+    assert v.readonly
+    with pytest.raises(ValueError, match="read-only"):
+        v.copy_from(StridedMemoryView(np.zeros(10, np.int32)))
+    b = np.from_dlpack(v)
+    assert not b.flags.writeable
+
+
+def test_views_of_buffers_and_relayouts():
+    a = np.arange(24, dtype=np.float32)
+    buf = stridekit.Buffer.from_handle(a.ctypes.data, a.nbytes, owner=a)
+    assert (buf.size, buf.memory_kind, buf.device_id) == (96, "host", -1)
+    v = StridedMemoryView.from_buffer(buf, StridedLayout.dense((4, 6), 4), dtype=np.float32)
+    t = v.view(v.layout.permuted((1, 0)))
+    assert t.shape == (6, 4) and t.dtype == np.float32
+    out = np.zeros((6, 4), np.float32)
+    StridedMemoryView(out).copy_from(t)
+    assert np.array_equal(out, a.reshape(4, 6).T)
+    ro = StridedMemoryView.from_buffer(buf, StridedLayout.dense((24,), 4), is_readonly=True)
+    assert ro.readonly and ro.exporting_obj is buf
+    with pytest.raises(ValueError, match="reaches element offset 24"):
+        StridedMemoryView.from_buffer(buf, StridedLayout.dense((25,), 4))
+    with pytest.raises(ValueError, match="itemsize"):
+        StridedMemoryView.from_buffer(buf, StridedLayout.dense((24,), 4), dtype=np.float64)
+
+
+class SkView(ctypes.Structure):
+    _fields_ = [("ptr", ctypes.c_size_t), ("ndim", ctypes.c_int32),
+                ("shape", ctypes.POINTER(ctypes.c_int64)), ("strides", ctypes.POINTER(ctypes.c_int64)),
+                ("itemsize", ctypes.c_int64), ("code", ctypes.c_uint8), ("bits", ctypes.c_uint8),
+                ("lanes", ctypes.c_uint16), ("device_id", ctypes.c_int32),
+                ("device_accessible", ctypes.c_bool), ("readonly", ctypes.c_bool), ("owner", ctypes.c_void_p)]
+
+
+def test_the_c_view_has_plain_fields():
+    a = np.zeros((3, 5), np.float64)[:, ::2]
+    cap = StridedMemoryView(a).as_c_view()
+    get = ctypes.pythonapi.PyCapsule_GetPointer
+    get.restype, get.argtypes = ctypes.c_void_p, [ctypes.py_object, ctypes.c_char_p]
+    v = SkView.from_address(get(cap, b"stridekit.sk_view"))
+    assert v.ptr == a.ctypes.data and v.ndim == 2 and v.itemsize == 8
+    assert [v.shape[i] for i in range(2)] == [3, 3] and [v.strides[i] for i in range(2)] == [5, 2]
+    assert (v.code, v.bits, v.lanes, v.device_id, v.readonly) == (2, 64, 1, -1, False)
+    del cap  # releases the C view
+
+
+def test_rejections():
+    with pytest.raises(BufferError):
+        StridedMemoryView(object())
+    v = StridedMemoryView(np.zeros((2, 3), np.float32))
+    with pytest.raises(ValueError, match=r"source shape \(3,2\) and destination shape \(2,3\) differ"):
+        v.copy_from(StridedMemoryView(np.zeros((3, 2), np.float32)))
+    with pytest.raises(ValueError, match="itemsize"):
+        v.copy_from(StridedMemoryView(np.zeros((2, 3), np.float64)))
+    with pytest.raises(TypeError, match="is not a stream"):
+        v.copy_from(StridedMemoryView(np.zeros((2, 3), np.float32)), stream="s")
+    with pytest.raises(BufferError, match="copy=True"):
+        v.__dlpack__(copy=True)
+    with pytest.raises(BufferError, match="not \\(2, 0\\)"):
+        v.__dlpack__(dl_device=(2, 0))
+    with pytest.raises(ValueError):
+        v.as_tensor_map([2, 2], swizzle=5)
+    v.copy_from(v)  # onto itself: nothing to do
+    bcast = np.broadcast_to(np.zeros(3, np.float32), (2, 3))
+    with pytest.raises(ValueError, match="read-only|two elements|unique"):
+        StridedMemoryView(np.zeros((2, 3), np.float32)).copy_to(StridedMemoryView(bcast))
+
+
+def test_gpu_calls_without_a_gpu_raise_cuda_error():
+    if stridekit.cuda_available:
+        pytest.skip("a GPU is present")
+    with pytest.raises(stridekit.CUDAError) as e:
+        stridekit.DeviceMemoryResource(0)
+    assert "no CUDA driver" in str(e.value) and e.value.code is None
+
+
+def test_the_decorator_hands_out_views():
+    @stridekit.args_viewable_as_strided_memory((0, 2))
+    def f(x, scale, y):
+        return x.view(-1).shape, scale, y.view(-1).dtype
+
+    assert f(np.zeros((2, 3)), 3, np.zeros(4, np.int16)) == ((2, 3), 3, np.dtype(np.int16))
+    with pytest.raises(TypeError):
+        f(np.zeros(1), 2)

@@ -1,0 +1,49 @@
+//! `DynView`: a read-only or a writable view chosen at run time, for fronts (C, Python)
+//! whose callers decide the access with a flag.
+
+use super::{StridedMemoryView, StridedMemoryViewMut};
+
+/// A view whose access is known only at run time. Writes go through
+/// [`writable`](Self::writable), which answers `None` for a read-only view.
+#[derive(Debug)]
+pub enum DynView<'a> {
+    /// A read-only view.
+    ReadOnly(StridedMemoryView<'a>),
+    /// The writable view of its memory.
+    Writable(StridedMemoryViewMut<'a>),
+}
+
+impl<'a> DynView<'a> {
+    /// A read-only look at the view.
+    pub fn as_view(&self) -> StridedMemoryView<'_> {
+        match self {
+            DynView::ReadOnly(v) => v.clone(),
+            DynView::Writable(v) => v.as_view(),
+        }
+    }
+
+    /// Whether writes are refused.
+    pub fn is_read_only(&self) -> bool {
+        matches!(self, DynView::ReadOnly(_))
+    }
+
+    /// The writable view, or `None` for a read-only one.
+    pub fn writable(&mut self) -> Option<&mut StridedMemoryViewMut<'a>> {
+        match self {
+            DynView::ReadOnly(_) => None,
+            DynView::Writable(v) => Some(v),
+        }
+    }
+}
+
+impl<'a> From<StridedMemoryView<'a>> for DynView<'a> {
+    fn from(v: StridedMemoryView<'a>) -> Self {
+        DynView::ReadOnly(v)
+    }
+}
+
+impl<'a> From<StridedMemoryViewMut<'a>> for DynView<'a> {
+    fn from(v: StridedMemoryViewMut<'a>) -> Self {
+        DynView::Writable(v)
+    }
+}
