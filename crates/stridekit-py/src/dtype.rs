@@ -27,7 +27,22 @@ fn numpy_name(d: DType) -> Option<&'static str> {
 /// A `numpy.dtype` for `d`: NumPy's own, or `ml_dtypes`' for bfloat16 and fp8 when that
 /// package is installed; otherwise None.
 pub(crate) fn to_numpy(py: Python<'_>, d: Option<DType>) -> PyResult<Py<PyAny>> {
+    use pyo3::sync::PyOnceLock;
+    use std::collections::HashMap;
+    static CACHE: PyOnceLock<std::sync::Mutex<HashMap<DType, Py<PyAny>>>> = PyOnceLock::new();
     let Some(d) = d else { return Ok(py.None()) };
+    let cache = CACHE.get_or_init(py, || std::sync::Mutex::new(HashMap::new()));
+    if let Some(hit) = cache.lock().ok().and_then(|m| m.get(&d).map(|o| o.clone_ref(py))) {
+        return Ok(hit);
+    }
+    let made = numpy_dtype(py, d)?;
+    if let Ok(mut m) = cache.lock() {
+        m.insert(d, made.clone_ref(py));
+    }
+    Ok(made)
+}
+
+fn numpy_dtype(py: Python<'_>, d: DType) -> PyResult<Py<PyAny>> {
     let np = py.import("numpy")?;
     if let Some(name) = numpy_name(d) {
         return Ok(np.call_method1("dtype", (name,))?.unbind());

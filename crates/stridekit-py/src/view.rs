@@ -28,6 +28,8 @@ const USED_LEGACY: &CStr = c"used_dltensor";
 pub struct PyView {
     pub(crate) view: DynView<'static>,
     exporting_obj: Py<PyAny>,
+    /// shape, strides and dtype as Python objects, made on first use.
+    cache: std::sync::OnceLock<(Py<PyTuple>, Py<PyTuple>, Py<PyAny>)>,
 }
 
 /// Element 0's offset (in elements) from the view's base.
@@ -81,8 +83,10 @@ fn dlpack_view(obj: &Bound<'_, PyAny>, stream_ptr: Option<i64>) -> PyResult<DynV
     let on_gpu = matches!(dev_type, 2 | 13);
     let kwargs = PyDict::new(py);
     if on_gpu {
-        // -1 opts out of synchronisation; None is passed through (the legacy default stream).
-        kwargs.set_item("stream", stream_ptr)?;
+        // -1 opts out of synchronisation; None is passed through (the legacy default
+        // stream); the NULL handle 0, which DLPack refuses as ambiguous, is the legacy
+        // default stream, 1.
+        kwargs.set_item("stream", stream_ptr.map(|s| if s == 0 { 1 } else { s }))?;
     }
     kwargs.set_item("max_version", (1, 3))?;
     let cap = match obj.call_method("__dlpack__", (), Some(&kwargs)) {
@@ -108,6 +112,67 @@ fn dlpack_view(obj: &Bound<'_, PyAny>, stream_ptr: Option<i64>) -> PyResult<DynV
         })
     })
     .py_err()
+}
+
+const EXCHANGE: &CStr = c"dlpack_exchange_api";
+
+/// The DLPack C exchange API of `obj`'s type (`__dlpack_c_exchange_api__`), if it has one
+/// of DLPack major version 1.
+fn exchange_api(obj: &Bound<'_, PyAny>) -> Option<&'static stridekit::dlpack::DLPackExchangeAPI> {
+    let cap = obj.get_type().getattr("__dlpack_c_exchange_api__").ok()?;
+    // SAFETY: a live object; PyCapsule_IsValid accepts any object.
+    if unsafe { ffi::PyCapsule_IsValid(cap.as_ptr(), EXCHANGE.as_ptr()) } != 1 {
+        return None;
+    }
+    // SAFETY: a valid capsule of that name; the API table lives for the whole process
+    // (the exchange API's contract).
+    let api = unsafe { ffi::PyCapsule_GetPointer(cap.as_ptr(), EXCHANGE.as_ptr()) }
+        as *const stridekit::dlpack::DLPackExchangeAPI;
+    // SAFETY: non-null pointers from the capsule point to a static table.
+    let api = unsafe { api.as_ref() }?;
+    (api.header.version.major == 1 && api.dltensor_from_py_object_no_sync.is_some()).then_some(api)
+}
+
+/// A view through the exchange API's non-owning path: the producer fills a `DLTensor`
+/// valid while `obj` lives (the view keeps `obj`); with a consumer stream, the consumer
+/// waits for the producer's current work stream.
+fn exchange_view(
+    obj: &Bound<'_, PyAny>,
+    api: &stridekit::dlpack::DLPackExchangeAPI,
+    stream_ptr: Option<i64>,
+) -> PyResult<Option<DynView<'static>>> {
+    let Some(fill) = api.dltensor_from_py_object_no_sync else { return Ok(None) };
+    // SAFETY: DLTensor is plain data; the producer overwrites every field.
+    let mut dl: stridekit::dlpack::DLTensor = unsafe { std::mem::zeroed() };
+    // SAFETY: `obj` is of the type that owns `api`; `dl` is writable.
+    if unsafe { fill(obj.as_ptr().cast(), &mut dl) } != 0 {
+        return Err(PyErr::fetch(obj.py()));
+    }
+    let dev = dl.device;
+    if matches!(dev.device_type.0, 2 | 13) && stream_ptr != Some(-1) {
+        if let Some(current) = api.current_work_stream {
+            let mut s: *mut c_void = std::ptr::null_mut();
+            // SAFETY: the producer's own function, with a writable out-pointer.
+            if unsafe { current(dev.device_type, dev.device_id, &mut s) } != 0 {
+                return Err(PyErr::fetch(obj.py()));
+            }
+            let producer = match s as usize {
+                0 => ExchangeStream::Stream(StreamRef::LegacyDefault),
+                h => ExchangeStream::Stream(StreamRef::Handle(h)),
+            };
+            let consumer = match stream_ptr {
+                None | Some(0) | Some(1) => ExchangeStream::Stream(StreamRef::LegacyDefault),
+                Some(2) => ExchangeStream::Stream(StreamRef::PerThreadDefault),
+                Some(h) => ExchangeStream::Stream(StreamRef::Handle(h as usize)),
+            };
+            wait_for_producer(producer, consumer, dev.device_id.max(0) as usize).py_err()?;
+        }
+    }
+    let owner = obj.clone().unbind();
+    // SAFETY: the producer's descriptor is valid while `obj` lives, which `owner` keeps;
+    // Python has no aliasing rules (as in cuda.core).
+    let v = unsafe { StridedMemoryViewMut::from_dltensor(&dl, owner) }.py_err()?;
+    Ok(Some(DynView::Writable(v)))
 }
 
 /// A view from an array-interface dict (`__cuda_array_interface__` or `__array_interface__`).
@@ -179,6 +244,27 @@ fn interface_view(
 }
 
 impl PyView {
+    fn of(view: DynView<'static>, exporting_obj: Py<PyAny>) -> Self {
+        PyView {
+            view,
+            exporting_obj,
+            cache: std::sync::OnceLock::new(),
+        }
+    }
+
+    fn cached(&self, py: Python<'_>) -> PyResult<&(Py<PyTuple>, Py<PyTuple>, Py<PyAny>)> {
+        if let Some(c) = self.cache.get() {
+            return Ok(c);
+        }
+        let r = self.read();
+        let made = (
+            PyTuple::new(py, r.shape())?.unbind(),
+            PyTuple::new(py, r.layout().strides())?.unbind(),
+            dtype::to_numpy(py, r.dtype())?,
+        );
+        Ok(self.cache.get_or_init(|| made))
+    }
+
     fn read(&self) -> StridedMemoryView<'_> {
         self.view.as_view()
     }
@@ -237,7 +323,13 @@ impl PyView {
     #[pyo3(signature = (obj, stream_ptr = None))]
     fn new(obj: &Bound<'_, PyAny>, stream_ptr: Option<&Bound<'_, PyAny>>) -> PyResult<Self> {
         let sp = stream::handle(stream_ptr)?;
-        let view = if obj.hasattr("__dlpack__")? {
+        let fast = match exchange_api(obj) {
+            Some(api) => exchange_view(obj, api, sp)?,
+            None => None,
+        };
+        let view = if let Some(v) = fast {
+            v
+        } else if obj.hasattr("__dlpack__")? {
             dlpack_view(obj, sp)?
         } else if let Ok(i) = obj.getattr("__cuda_array_interface__") {
             interface_view(obj, i.downcast::<PyDict>()?, true, sp)?
@@ -249,10 +341,7 @@ impl PyView {
                 obj.get_type().name()?
             )));
         };
-        Ok(PyView {
-            view,
-            exporting_obj: obj.clone().unbind(),
-        })
+        Ok(PyView::of(view, obj.clone().unbind()))
     }
 
     /// A view of `buffer` with `layout` (offsets from the buffer's start).
@@ -277,10 +366,7 @@ impl PyView {
                 unsafe { StridedMemoryViewMut::from_shared_buffer_mut(b, l, dt) }.py_err()?,
             )
         };
-        Ok(PyView {
-            view,
-            exporting_obj: buffer.clone().into_any().unbind(),
-        })
+        Ok(PyView::of(view, buffer.clone().into_any().unbind()))
     }
 
     /// The same memory with another layout (relative to `ptr`) and/or dtype.
@@ -321,10 +407,7 @@ impl PyView {
                     .py_err()?,
             )
         };
-        Ok(PyView {
-            view,
-            exporting_obj: me.exporting_obj.clone_ref(slf.py()),
-        })
+        Ok(PyView::of(view, me.exporting_obj.clone_ref(slf.py())))
     }
 
     /// Address of element (0, ..., 0).
@@ -333,17 +416,17 @@ impl PyView {
         first_ptr(&self.read())
     }
     #[getter]
-    fn shape<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
-        PyTuple::new(py, self.read().shape())
+    fn shape(&self, py: Python<'_>) -> PyResult<Py<PyTuple>> {
+        Ok(self.cached(py)?.0.clone_ref(py))
     }
     /// Strides in elements.
     #[getter]
-    fn strides<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
-        PyTuple::new(py, self.read().layout().strides())
+    fn strides(&self, py: Python<'_>) -> PyResult<Py<PyTuple>> {
+        Ok(self.cached(py)?.1.clone_ref(py))
     }
     #[getter]
     fn dtype(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
-        dtype::to_numpy(py, self.read().dtype())
+        Ok(self.cached(py)?.2.clone_ref(py))
     }
     /// The device ordinal, -1 for memory that belongs to no device.
     #[getter]

@@ -238,19 +238,8 @@ fn locate(
     }
 }
 
-/// The view of an imported tensor; on any error the tensor is dropped (its deleter runs).
-fn import<A: Access>(
-    op: &'static str,
-    t: DlpackTensor,
-) -> Result<StridedMemoryViewBase<'static, A>> {
-    let flags = t.flags();
-    if A::WRITABLE && flags.contains(DlpackFlags::READ_ONLY) {
-        return Err(invalid(
-            op,
-            "the tensor is flagged READ_ONLY; import it as a read-only StridedMemoryView",
-        ));
-    }
-    let dl = t.tensor();
+/// The dtype, element layout and first-element address a `DLTensor` describes, checked.
+fn describe(op: &'static str, dl: &DLTensor) -> Result<(Option<crate::DType>, StridedLayout, u64)> {
     if dl.ndim < 0 || dl.ndim as usize > MAX_NDIM {
         return Err(invalid(
             op,
@@ -263,17 +252,14 @@ fn import<A: Access>(
     let nd = dl.ndim as usize;
     let (dtype, itemsize) = dtype_from_dlpack(op, dl.dtype)?;
     let shape = read_array(op, "shape", dl.shape, nd)?;
-    let dense = match dl.strides.is_null() {
-        true => Some(StridedLayout::dense(&shape, itemsize, Order::C)?),
-        false => None,
-    };
-    let layout = match dense {
-        Some(l) => l,
-        None => StridedLayout::new(
+    let layout = if dl.strides.is_null() {
+        StridedLayout::dense(&shape, itemsize, Order::C)?
+    } else {
+        StridedLayout::new(
             &shape,
             &read_array(op, "strides", dl.strides, nd)?,
             itemsize,
-        )?,
+        )?
     };
     let volume = layout.volume();
     if dl.data.is_null() && volume > 0 {
@@ -293,14 +279,21 @@ fn import<A: Access>(
                 ),
             )
         })?;
+    Ok((dtype, layout, first))
+}
+
+/// A view of the memory `dl` describes, kept alive by what `backing` makes (called only
+/// once everything was checked).
+fn view_of<A: Access>(
+    op: &'static str,
+    dl: &DLTensor,
+    backing: impl FnOnce() -> Backing<'static>,
+) -> Result<StridedMemoryViewBase<'static, A>> {
+    let (dtype, layout, first) = describe(op, dl)?;
     // The view's base is the lowest byte any element reaches (negative strides reach
     // below the first element).
     let (base, size, layout) = span_at(op, first, &layout)?;
-    let (kind, device) = locate(op, dl.device, base, volume == 0)?;
-    let owner = Imported {
-        _deleter: t.into_deleter(),
-        flags,
-    };
+    let (kind, device) = locate(op, dl.device, base, layout.volume() == 0)?;
     StridedMemoryViewBase::from_parts(
         op,
         Parts {
@@ -310,9 +303,76 @@ fn import<A: Access>(
             device,
             layout,
             dtype,
-            backing: Backing::Dlpack(Arc::new(owner)),
+            backing: backing(),
         },
     )
+}
+
+/// A view of a borrowed `DLTensor` (DLPack's non-owning exchange), kept alive by `owner`.
+///
+/// # Safety
+/// `dl`'s arrays must be readable for the call; its data must stay valid while `owner`
+/// lives, and nobody may write it (for a writable view: touch it) meanwhile.
+unsafe fn borrowed<A: Access, O: std::any::Any + Send + Sync>(
+    op: &'static str,
+    dl: &DLTensor,
+    owner: O,
+) -> Result<StridedMemoryViewBase<'static, A>> {
+    view_of(op, dl, move || Backing::Owned(Arc::new(owner)))
+}
+
+impl StridedMemoryViewBase<'static, ReadOnly> {
+    /// A read-only view of a borrowed `DLTensor` (what DLPack's non-owning exchange,
+    /// `dltensor_from_py_object_no_sync`, fills in), kept alive by `owner` (the
+    /// producer's object). Checked as [`from_dlpack`](Self::from_dlpack) checks.
+    ///
+    /// # Safety
+    /// `dl`'s shape and strides must be readable for the call; its data must stay valid
+    /// while `owner` lives, and nobody may write it while a view of it exists.
+    pub unsafe fn from_dltensor<O: std::any::Any + Send + Sync>(
+        dl: &DLTensor,
+        owner: O,
+    ) -> Result<Self> {
+        // SAFETY: the caller's promise.
+        unsafe { borrowed("StridedMemoryView::from_dltensor", dl, owner) }
+    }
+}
+
+impl StridedMemoryViewBase<'static, ReadWrite> {
+    /// The writable form of [`StridedMemoryView::from_dltensor`].
+    ///
+    /// # Safety
+    /// As for [`StridedMemoryView::from_dltensor`], and nobody else may touch the data
+    /// while the view exists.
+    pub unsafe fn from_dltensor<O: std::any::Any + Send + Sync>(
+        dl: &DLTensor,
+        owner: O,
+    ) -> Result<Self> {
+        // SAFETY: the caller's promise.
+        unsafe { borrowed("StridedMemoryViewMut::from_dltensor", dl, owner) }
+    }
+}
+
+/// The view of an imported tensor; on any error the tensor is dropped (its deleter runs).
+fn import<A: Access>(
+    op: &'static str,
+    t: DlpackTensor,
+) -> Result<StridedMemoryViewBase<'static, A>> {
+    let flags = t.flags();
+    if A::WRITABLE && flags.contains(DlpackFlags::READ_ONLY) {
+        return Err(invalid(
+            op,
+            "the tensor is flagged READ_ONLY; import it as a read-only StridedMemoryView",
+        ));
+    }
+    // A copy of the descriptor (its arrays stay the producer's, alive while `t` is).
+    let dl = *t.tensor();
+    view_of(op, &dl, move || {
+        Backing::Dlpack(Arc::new(Imported {
+            _deleter: t.into_deleter(),
+            flags,
+        }))
+    })
 }
 
 impl StridedMemoryViewBase<'static, ReadOnly> {

@@ -35,6 +35,7 @@ mod stream;
 pub use dlpark;
 pub use dlpark::ffi::{
     DLDataType, DLDevice, DLDeviceType, DLManagedTensor, DLManagedTensorVersioned,
+    DLPackExchangeAPI, DLTensor,
 };
 pub use dlpark::DlpackFlags;
 pub use dtype::{dtype_from_dlpack, dtype_to_dlpack};

@@ -1,0 +1,169 @@
+"""On a GPU (skipped elsewhere): PyTorch and CuPy tensors of every dtype they have, sliced
+and transposed; copies between them both ways and through pinned host tensors; a producer
+still writing when the view is taken; a TMA descriptor used by a CuPy RawKernel; managed
+prefetch."""
+
+import numpy as np
+import pytest
+
+import stridekit
+from stridekit import StridedLayout, StridedMemoryView
+
+pytestmark = pytest.mark.skipif(not stridekit.cuda_available, reason="needs a CUDA device")
+torch = pytest.importorskip("torch") if stridekit.cuda_available else None
+cp = pytest.importorskip("cupy") if stridekit.cuda_available else None
+
+TORCH_DTYPES = [n for n in ["bool", "int8", "uint8", "int16", "int32", "int64", "float16", "bfloat16",
+                            "float32", "float64", "complex64", "complex128", "uint16", "uint32", "uint64",
+                            "float8_e4m3fn", "float8_e5m2"] if hasattr(torch, n)] if torch else []
+
+
+def rand_torch(shape, dtype, seed):
+    g = torch.Generator().manual_seed(seed)
+    n = int(np.prod(shape)) * torch.empty((), dtype=dtype).element_size()
+    raw = torch.randint(1, 255, (n,), dtype=torch.uint8, generator=g)
+    if dtype == torch.bool:
+        raw = raw % 2  # only 0 and 1 are bools
+    return raw.view(dtype).reshape(shape).cuda()
+
+
+def host_bytes(t):
+    """The bytes of a tensor in logical (row-major) order."""
+    if isinstance(t, torch.Tensor):
+        return t.contiguous().cpu().view(torch.uint8).numpy().tobytes()
+    return cp.asnumpy(cp.ascontiguousarray(t)).tobytes()
+
+
+@pytest.mark.parametrize("name", TORCH_DTYPES)
+def test_torch_tensors_of_every_dtype(name):
+    dtype = getattr(torch, name)
+    t = rand_torch((8, 6, 4), dtype, 1)
+    for x in (t, t.transpose(0, 2), t[1:7:2, ::2], t[:, 3]):
+        v = StridedMemoryView(x, stream_ptr=torch.cuda.current_stream().cuda_stream)
+        assert v.ptr == x.data_ptr() and v.shape == tuple(x.shape) and v.strides == tuple(x.stride())
+        assert (v.device_id, v.is_device_accessible, v.readonly) == (0, True, False)
+        out = torch.empty(x.shape, dtype=dtype, device="cuda")
+        out.view(torch.uint8).fill_(0xA5)  # poison
+        StridedMemoryView(out, -1).copy_from(v, stream=torch.cuda.current_stream())
+        torch.cuda.synchronize()
+        assert host_bytes(out) == host_bytes(x), name
+
+
+def test_torch_and_cupy_copy_both_ways_and_through_pinned_tensors():
+    src = rand_torch((129, 67), torch.float32, 2)
+    dst = cp.full((67, 129), -1, dtype=cp.float32).T  # a transposed CuPy destination
+    StridedMemoryView(dst, -1).copy_from(StridedMemoryView(src, -1))
+    cp.cuda.Device().synchronize()
+    assert host_bytes(dst) == host_bytes(src)
+    back = torch.full((129, 67), -2.0, device="cuda").t().contiguous().t()  # F order
+    StridedMemoryView(back, -1).copy_from(StridedMemoryView(dst, -1))
+    torch.cuda.synchronize()
+    assert host_bytes(back) == host_bytes(src)
+    pinned = torch.empty((67, 129), dtype=torch.float32, pin_memory=True).t()
+    pinned.fill_(3.0)
+    pv = StridedMemoryView(pinned, -1)
+    assert pv.is_device_accessible
+    pv.copy_from(StridedMemoryView(src, -1))
+    assert host_bytes(pinned) == host_bytes(src)
+    again = torch.zeros((129, 134), device="cuda")[:, 1::2]
+    StridedMemoryView(again, -1).copy_from(pv)
+    torch.cuda.synchronize()
+    assert host_bytes(again) == host_bytes(src)
+
+
+def test_a_producer_still_writing_is_waited_for():
+    n = 1 << 22
+    for how in ("dlpack", "cai"):
+        x = torch.zeros(n, device="cuda")
+        producer, consumer = torch.cuda.Stream(), torch.cuda.Stream()
+        out = torch.full((n,), -1.0, device="cuda")
+        with torch.cuda.stream(producer):
+            torch.cuda._sleep(200_000_000)  # ~0.1 s of spinning, then the writes
+            x.fill_(7.0)
+            if how == "dlpack":
+                v = StridedMemoryView(x, stream_ptr=consumer.cuda_stream)
+            else:
+                class CAI:
+                    __cuda_array_interface__ = {"shape": (n,), "typestr": "<f4", "data": (x.data_ptr(), False),
+                                                "strides": None, "version": 3, "stream": producer.cuda_stream}
+                v = StridedMemoryView(CAI(), stream_ptr=consumer.cuda_stream)
+        StridedMemoryView(out, -1).copy_from(v, stream=consumer)
+        consumer.synchronize()
+        assert bool((out == 7.0).all()), how
+        torch.cuda.synchronize()
+
+
+def test_views_export_to_torch_and_cupy_without_a_copy():
+    mr = stridekit.DeviceMemoryResource(0)
+    buf = mr.allocate(64 * 48 * 4)
+    v = StridedMemoryView.from_buffer(buf, StridedLayout.dense((64, 48), 4), dtype=np.float32)
+    t = torch.from_dlpack(v)
+    assert t.data_ptr() == buf.ptr and t.shape == (64, 48) and t.device.type == "cuda"
+    t.copy_(torch.arange(64 * 48, dtype=torch.float32, device="cuda").reshape(64, 48))
+    c = cp.from_dlpack(v.view(v.layout.permuted((1, 0))))
+    assert c.data.ptr == buf.ptr and c.shape == (48, 64)
+    torch.cuda.synchronize()
+    assert float(c[5, 3]) == 3 * 48 + 5
+    ro = StridedMemoryView.from_buffer(buf, StridedLayout.dense((64 * 48,), 4), np.float32, is_readonly=True)
+    assert cp.from_dlpack(ro).shape == (64 * 48,)
+
+
+TMA_KERNEL = r"""
+struct __align__(64) TensorMap { unsigned long long opaque[16]; };
+extern "C" __global__ void tile(const __grid_constant__ TensorMap tmap, float* out, int x, int y) {
+    __shared__ __align__(128) float smem[32 * 64];
+    __shared__ __align__(8) unsigned long long bar;
+    unsigned b = (unsigned)__cvta_generic_to_shared(&bar), dst = (unsigned)__cvta_generic_to_shared(smem);
+    unsigned long long map = reinterpret_cast<unsigned long long>(&tmap);
+    if (threadIdx.x == 0) {
+        asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" :: "r"(b) : "memory");
+        asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+        asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+        asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" :: "r"(b), "r"(32 * 64 * 4) : "memory");
+        asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%3, %4}], [%2];"
+                     :: "r"(dst), "l"(map), "r"(b), "r"(x), "r"(y) : "memory");
+    }
+    __syncthreads();
+    unsigned ok = 0;
+    while (!ok) {
+        asm volatile("{\n .reg .pred p;\n mbarrier.try_wait.parity.shared::cta.b64 p, [%1], 0;\n selp.u32 %0, 1, 0, p;\n}\n"
+                     : "=r"(ok) : "r"(b) : "memory");
+    }
+    for (int i = threadIdx.x; i < 32 * 64; i += blockDim.x) out[i] = smem[i];
+}
+"""
+
+
+def test_a_tma_descriptor_feeds_a_cupy_kernel():
+    if cp.cuda.Device().compute_capability < "90":
+        pytest.skip("TMA needs compute capability 9.0")
+    a = cp.arange(256 * 128, dtype=cp.float32).reshape(256, 128)
+    desc = StridedMemoryView(a, -1).as_tensor_map([32, 64])
+    assert len(bytes(desc)) == 128 and desc.address == a.data.ptr
+    arg = np.frombuffer(bytes(desc), dtype=np.dtype([("opaque", np.uint64, (16,))]))[0]
+    out = cp.full(32 * 64, -1, dtype=cp.float32)
+    k = cp.RawKernel(TMA_KERNEL, "tile", options=("-arch=sm_90a",))
+    k((1,), (128,), (arg, out, np.int32(64), np.int32(96)))  # innermost coordinate first
+    want = a[96:128, 64:128].ravel()
+    assert bool((out == want).all())
+    with pytest.raises(ValueError, match="permuted by \\[1, 0\\]"):
+        StridedMemoryView(a.T, -1).as_tensor_map([32, 32])
+
+
+def test_managed_prefetch_and_a_copy_through_managed_memory():
+    mr = stridekit.ManagedMemoryResource(0)
+    bufs = [mr.allocate(1 << 20) for _ in range(3)]
+    s = torch.cuda.Stream()
+    stridekit.prefetch(bufs[0], 0, stream=s)
+    stridekit.prefetch(bufs, [0, "host", 0], stream=s.cuda_stream)
+    stridekit.prefetch(bufs[1:], "host")
+    s.synchronize()
+    v = StridedMemoryView.from_buffer(bufs[0], StridedLayout.dense((512, 512), 4), np.float32)
+    src = rand_torch((512, 512), torch.float32, 9)
+    v.copy_from(StridedMemoryView(src.t(), -1), stream=s)
+    s.synchronize()
+    host = np.full((512, 512), -1, np.float32)
+    StridedMemoryView(host).copy_from(v)
+    assert host.tobytes() == host_bytes(src.t())
+    with pytest.raises(ValueError):
+        stridekit.prefetch(bufs[0], "moon")
