@@ -32,7 +32,11 @@ pub(crate) fn to_numpy(py: Python<'_>, d: Option<DType>) -> PyResult<Py<PyAny>> 
     static CACHE: PyOnceLock<std::sync::Mutex<HashMap<DType, Py<PyAny>>>> = PyOnceLock::new();
     let Some(d) = d else { return Ok(py.None()) };
     let cache = CACHE.get_or_init(py, || std::sync::Mutex::new(HashMap::new()));
-    if let Some(hit) = cache.lock().ok().and_then(|m| m.get(&d).map(|o| o.clone_ref(py))) {
+    if let Some(hit) = cache
+        .lock()
+        .ok()
+        .and_then(|m| m.get(&d).map(|o| o.clone_ref(py)))
+    {
         return Ok(hit);
     }
     let made = numpy_dtype(py, d)?;

@@ -141,7 +141,9 @@ fn exchange_view(
     api: &stridekit::dlpack::DLPackExchangeAPI,
     stream_ptr: Option<i64>,
 ) -> PyResult<Option<DynView<'static>>> {
-    let Some(fill) = api.dltensor_from_py_object_no_sync else { return Ok(None) };
+    let Some(fill) = api.dltensor_from_py_object_no_sync else {
+        return Ok(None);
+    };
     // SAFETY: DLTensor is plain data; the producer overwrites every field.
     let mut dl: stridekit::dlpack::DLTensor = unsafe { std::mem::zeroed() };
     // SAFETY: `obj` is of the type that owns `api`; `dl` is writable.

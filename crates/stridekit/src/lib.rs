@@ -28,6 +28,7 @@ mod error;
 pub mod managed;
 mod memory;
 mod nvrtc;
+pub mod peer;
 mod pointer;
 pub mod tma;
 pub mod view;

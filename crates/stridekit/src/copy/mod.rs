@@ -10,6 +10,7 @@
 //!
 //! Overlapping source and destination behave as if the source were copied out first.
 
+mod across;
 pub(crate) mod external;
 pub(crate) mod host;
 mod kernel;
@@ -292,46 +293,79 @@ fn copy_into(
 ) -> Result<()> {
     const OP: &str = "copy";
     let plan = CopyPlan::new(dst.layout(), src.layout())?;
-    if let (Some(a), Some(b)) = (gpu_device(dst), gpu_device(src)) {
-        if a != b {
+    let across = match (gpu_device(dst), gpu_device(src)) {
+        (Some(a), Some(b)) if a != b => Some((a, b)),
+        _ => None,
+    };
+    if let Some(s) = stream {
+        let ordinal = s.context().ordinal();
+        let ok = match across {
+            Some((a, b)) => ordinal == a || ordinal == b,
+            None => gpu_device(dst)
+                .or(gpu_device(src))
+                .is_none_or(|d| d == ordinal),
+        };
+        if !ok {
+            let devices = match across {
+                Some((a, b)) => format!("devices {b} (source) and {a} (destination)"),
+                None => format!(
+                    "device {}",
+                    gpu_device(dst).or(gpu_device(src)).unwrap_or(0)
+                ),
+            };
             return Err(invalid(
                 OP,
-                format!("source is on device {b} and destination on device {a}; copies between devices are not supported"),
+                format!("the stream belongs to device {ordinal} but the views to {devices}; give a stream of one of them"),
             ));
         }
     }
-    if let (Some(s), Some(d)) = (stream, gpu_device(dst).or(gpu_device(src))) {
-        if s.context().ordinal() != d {
-            return Err(invalid(
+    if let Some(pair) = across {
+        let stream = stream.ok_or_else(|| {
+            invalid(
                 OP,
-                format!(
-                    "the stream belongs to device {} but the views to device {d}",
-                    s.context().ordinal()
-                ),
-            ));
+                "a copy between two devices runs on the GPU and needs a stream",
+            )
+        })?;
+        if plan.volume == 0 {
+            return Ok(());
         }
+        across::copy_across(dst, src, pair, &plan, stream, opts)?;
+        return finish(dst, src, stream, opts);
     }
     if plan.volume == 0 {
         return Ok(());
     }
     run(dst, src, &plan, stream, opts)?;
-    if let Some(stream) = stream {
-        let touches_host = side(dst) == Side::Host || side(src) == Side::Host;
-        if touches_host || opts.blocking == Some(true) {
-            stream
-                .synchronize()
-                .map_err(driver(OP, "cuStreamSynchronize"))?;
-        }
-        for s in [dst.release_stream(), src.release_stream()]
-            .into_iter()
-            .flatten()
-        {
-            if !Arc::ptr_eq(s, stream) {
-                let ev = stream
-                    .record_event(None)
-                    .map_err(driver(OP, "cuEventRecord"))?;
-                s.wait(&ev).map_err(driver(OP, "cuStreamWaitEvent"))?;
-            }
+    match stream {
+        Some(stream) => finish(dst, src, stream, opts),
+        None => Ok(()),
+    }
+}
+
+/// After a copy on `stream`: waits when the copy touches host memory or the caller asked
+/// to block, and orders the release of both views' buffers after it.
+fn finish(
+    dst: &StridedMemoryView<'_>,
+    src: &StridedMemoryView<'_>,
+    stream: &Arc<CudaStream>,
+    opts: &CopyOptions<'_>,
+) -> Result<()> {
+    const OP: &str = "copy";
+    let touches_host = side(dst) == Side::Host || side(src) == Side::Host;
+    if touches_host || opts.blocking == Some(true) {
+        stream
+            .synchronize()
+            .map_err(driver(OP, "cuStreamSynchronize"))?;
+    }
+    for s in [dst.release_stream(), src.release_stream()]
+        .into_iter()
+        .flatten()
+    {
+        if !Arc::ptr_eq(s, stream) {
+            let ev = stream
+                .record_event(None)
+                .map_err(driver(OP, "cuEventRecord"))?;
+            s.wait(&ev).map_err(driver(OP, "cuStreamWaitEvent"))?;
         }
     }
     Ok(())
@@ -366,7 +400,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn views_on_different_devices_are_rejected_before_any_work() {
+    fn copies_between_devices_need_a_stream_and_are_checked_before_any_work() {
         let mut a = vec![0u32; 4];
         let b = vec![0u32; 4];
         let l = StridedLayout::dense(&[4], 4, Order::C).unwrap();
@@ -380,7 +414,7 @@ mod tests {
         assert!(matches!(e, Error::Invalid { .. }));
         assert!(
             e.to_string()
-                .contains("source is on device 1 and destination on device 0"),
+                .contains("a copy between two devices runs on the GPU and needs a stream"),
             "{e}"
         );
     }
