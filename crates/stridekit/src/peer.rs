@@ -1,6 +1,10 @@
 //! Peer access between devices: whether one device's kernels may read and write another
 //! device's memory. Enabled once per ordered pair and remembered; copies across devices
 //! use it when it is on, and stage through pinned host memory when it is not.
+//!
+//! Memory from stream-ordered pools is not covered by context peer access: every pool of
+//! the owning device (its default pool, and each pool a `DeviceMemoryResource` made) is
+//! given the same access, now and when a pool is made later.
 
 use crate::device::Device;
 use crate::error::{check, Error, Result};
@@ -20,6 +24,80 @@ fn lock(op: &'static str) -> Result<std::sync::MutexGuard<'static, HashMap<(usiz
         op,
         rule: "the peer-access table lock was poisoned by a panic in another thread".into(),
     })
+}
+
+/// The memory pools of each device (`CUmemoryPool` as integers), default pools excluded.
+fn pools() -> &'static Mutex<HashMap<usize, Vec<usize>>> {
+    static POOLS: OnceLock<Mutex<HashMap<usize, Vec<usize>>>> = OnceLock::new();
+    POOLS.get_or_init(|| Mutex::new(HashMap::new()))
+}
+
+fn set_pool_access(
+    op: &'static str,
+    pool: sys::CUmemoryPool,
+    accessor: usize,
+    on: bool,
+) -> Result<()> {
+    // SAFETY: zeroed is a valid CUmemAccessDesc (plain C struct of enums and ints).
+    let mut d: sys::CUmemAccessDesc = unsafe { std::mem::zeroed() };
+    d.location.type_ = sys::CUmemLocationType::CU_MEM_LOCATION_TYPE_DEVICE;
+    d.location.id = accessor as i32;
+    d.flags = if on {
+        sys::CUmemAccess_flags::CU_MEM_ACCESS_FLAGS_PROT_READWRITE
+    } else {
+        sys::CUmemAccess_flags::CU_MEM_ACCESS_FLAGS_PROT_NONE
+    };
+    // SAFETY: `pool` is a live pool of another device than `accessor`; one descriptor.
+    check(op, "cuMemPoolSetAccess", unsafe {
+        sys::cuMemPoolSetAccess(pool, &d, 1)
+    })
+}
+
+/// Every pool of `owner`: its default pool and the registered ones.
+fn pools_of(op: &'static str, owner: usize) -> Result<Vec<sys::CUmemoryPool>> {
+    let dev = Device::open(owner)?;
+    let mut default: sys::CUmemoryPool = std::ptr::null_mut();
+    // SAFETY: valid out-pointer and a device handle from an opened device.
+    check(op, "cuDeviceGetDefaultMemPool", unsafe {
+        sys::cuDeviceGetDefaultMemPool(&mut default, dev.context().cu_device())
+    })?;
+    let mut all = vec![default];
+    if let Ok(p) = pools().lock() {
+        all.extend(
+            p.get(&owner)
+                .into_iter()
+                .flatten()
+                .map(|&h| h as sys::CUmemoryPool),
+        );
+    }
+    Ok(all)
+}
+
+/// Records a pool of `owner` made by a `DeviceMemoryResource`, and gives it the peer
+/// access already enabled towards `owner`.
+pub(crate) fn register_pool(owner: usize, pool: sys::CUmemoryPool) -> Result<()> {
+    const OP: &str = "DeviceMemoryResource::new";
+    let enabled: Vec<usize> = lock(OP)?
+        .iter()
+        .filter(|(&(a, o), &on)| on && o == owner && a != owner)
+        .map(|(&(a, _), _)| a)
+        .collect();
+    for a in enabled {
+        set_pool_access(OP, pool, a, true)?;
+    }
+    if let Ok(mut p) = pools().lock() {
+        p.entry(owner).or_default().push(pool as usize);
+    }
+    Ok(())
+}
+
+/// Forgets a destroyed pool.
+pub(crate) fn unregister_pool(owner: usize, pool: sys::CUmemoryPool) {
+    if let Ok(mut p) = pools().lock() {
+        if let Some(v) = p.get_mut(&owner) {
+            v.retain(|&h| h != pool as usize);
+        }
+    }
 }
 
 /// Whether the hardware lets `accessor`'s kernels reach `owner`'s memory.
@@ -83,6 +161,9 @@ fn set(accessor: usize, owner: usize, on: bool) -> Result<bool> {
             },
             other,
         )?,
+    }
+    for pool in pools_of(OP, owner)? {
+        set_pool_access(OP, pool, accessor, on)?;
     }
     m.insert((accessor, owner), on);
     Ok(on)

@@ -30,6 +30,9 @@ unsafe impl Sync for Pool {}
 
 impl Drop for Pool {
     fn drop(&mut self) {
+        if self.owned {
+            crate::peer::unregister_pool(self.device.ordinal(), self.pool);
+        }
         if self.owned && self.device.bind("drop pool").is_ok() {
             // SAFETY: we created this pool; every buffer from it holds an Arc to this Pool,
             // so none is outstanding when it drops.
@@ -98,6 +101,10 @@ impl DeviceMemoryResource {
             pool,
             owned: opts.dedicated,
         });
+        if opts.dedicated {
+            // Peer access already enabled towards this device covers the new pool too.
+            crate::peer::register_pool(device.ordinal(), pool.pool)?;
+        }
         if let Some(mut threshold) = opts.release_threshold {
             // SAFETY: the attribute takes a cuuint64_t value.
             check(OP, "cuMemPoolSetAttribute", unsafe {
