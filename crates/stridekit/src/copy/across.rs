@@ -3,8 +3,9 @@
 //! - a plan that is one run of bytes: one `cuMemcpyPeerAsync`;
 //! - with peer access from the stream's device to the other: the strided kernel runs on
 //!   the stream's device and reaches the other's memory over the link;
-//! - without it: the source is gathered into pinned host memory on its own device, then
-//!   scattered into the destination on its device.
+//! - without it: the source is gathered into a dense temporary on its own device, moved
+//!   whole by `cuMemcpyPeerAsync` (which the driver stages), and scattered into the
+//!   destination on its device.
 //!
 //! Work on the device that does not own the given stream runs on stridekit's library
 //! stream there, ordered after the given stream's work and before what is queued on it
@@ -15,32 +16,12 @@ use crate::device::Device;
 use crate::dlpack::{wait_for_producer, ExchangeStream, StreamRef};
 use crate::driver::bind_stream;
 use crate::error::{check, Result};
-use crate::memory::{MemoryResource, PinnedMemoryResource};
+use crate::memory::{DeviceMemoryResource, MemoryResource};
 use crate::peer;
 use crate::view::StridedMemoryView;
 use cudarc::driver::{sys, CudaStream};
 use std::sync::Arc;
 use stridekit_layout::{CopyPlan, Order, StridedLayout};
-
-/// The given stream's work, then `f` on `ordinal`'s library stream, then the given stream
-/// waits for it.
-fn on_device(
-    stream: &Arc<CudaStream>,
-    ordinal: usize,
-    f: impl FnOnce(&Arc<CudaStream>) -> Result<()>,
-) -> Result<()> {
-    if stream.context().ordinal() == ordinal {
-        return f(stream);
-    }
-    let other = Device::open(ordinal)?.library_stream()?;
-    let (given, there) = (
-        ExchangeStream::Stream(StreamRef::of(stream)),
-        ExchangeStream::Stream(StreamRef::of(&other)),
-    );
-    wait_for_producer(given, there, stream.context().ordinal())?;
-    f(&other)?;
-    wait_for_producer(there, given, ordinal)
-}
 
 pub(super) fn copy_across(
     dst: &StridedMemoryView<'_>,
@@ -82,30 +63,58 @@ pub(super) fn copy_across(
             stream,
         );
     }
-    // Stage through pinned host memory: gather on the source's device, scatter on the
-    // destination's.
+    // Without peer access: gather into a dense temporary on the source's device, move it
+    // whole with cuMemcpyPeerAsync (the driver stages it), scatter on the destination's.
+    let lib = |ordinal: usize| -> Result<Arc<CudaStream>> {
+        if ordinal == here {
+            Ok(stream.clone())
+        } else {
+            Device::open(ordinal)?.library_stream()
+        }
+    };
+    let (s_src, s_dst) = (lib(sd)?, lib(dd)?);
+    let given = ExchangeStream::Stream(StreamRef::of(stream));
+    let (on_src, on_dst) = (
+        ExchangeStream::Stream(StreamRef::of(&s_src)),
+        ExchangeStream::Stream(StreamRef::of(&s_dst)),
+    );
+    wait_for_producer(given, on_src, here)?;
+    wait_for_producer(given, on_dst, here)?;
     let packed = StridedLayout::dense(src.shape(), src.layout().itemsize(), Order::C)?;
     let bytes = packed.volume() * packed.itemsize();
-    let pinned_mr = PinnedMemoryResource::new(&Device::open(sd)?);
-    let pin = pinned_mr.allocate(bytes, stream)?;
-    let staged = StridedMemoryView::from_buffer(&pin, packed.clone(), src.dtype())?;
-    on_device(stream, sd, |s| {
-        run(
-            &staged,
-            src,
-            &CopyPlan::new(&packed, src.layout())?,
-            Some(s),
-            opts,
+    let (dev_s, dev_d) = (Device::open(sd)?, Device::open(dd)?);
+    let tmp_s = DeviceMemoryResource::new(&dev_s)?.allocate(bytes, &s_src)?;
+    let gathered = StridedMemoryView::from_buffer(&tmp_s, packed.clone(), src.dtype())?;
+    run(
+        &gathered,
+        src,
+        &CopyPlan::new(&packed, src.layout())?,
+        Some(&s_src),
+        opts,
+    )?;
+    let tmp_d = DeviceMemoryResource::new(&dev_d)?.allocate(bytes, &s_dst)?;
+    wait_for_producer(on_src, on_dst, sd)?;
+    bind_stream(OP, &s_dst)?;
+    // SAFETY: both temporaries hold `bytes`; the contexts are the devices' live primary
+    // contexts; the copy is ordered after the gather (event above).
+    check(OP, "cuMemcpyPeerAsync", unsafe {
+        sys::cuMemcpyPeerAsync(
+            tmp_d.ptr(),
+            dev_d.context().cu_ctx(),
+            tmp_s.ptr(),
+            dev_s.context().cu_ctx(),
+            bytes,
+            s_dst.cu_stream(),
         )
     })?;
-    on_device(stream, dd, |s| {
-        run(
-            dst,
-            &staged,
-            &CopyPlan::new(dst.layout(), &packed)?,
-            Some(s),
-            opts,
-        )
-    })?;
-    pin.order_release_after(stream)
+    tmp_s.order_release_after(&s_dst)?;
+    let moved = StridedMemoryView::from_buffer(&tmp_d, packed.clone(), src.dtype())?;
+    run(
+        dst,
+        &moved,
+        &CopyPlan::new(dst.layout(), &packed)?,
+        Some(&s_dst),
+        opts,
+    )?;
+    wait_for_producer(on_dst, given, dd)
 }
