@@ -61,7 +61,9 @@ def host_times():
     rows.append(("(Buffer.from_handle: one pointer query)", per_call_us(lambda: stridekit.Buffer.from_handle(t.data_ptr(), 4)), None))
     print(f"{'host time per call':<40} {'stridekit µs':>12} {'cuda.core µs':>13} {'ratio':>6}")
     for name, a, b in rows:
-        print(f"{name:<40} {a:>12.2f} {b if b is None else f'{b:.2f}':>13} {'' if b is None else f'{b / a:.1f}x':>6}")
+        core_s = "" if b is None else f"{b:.2f}"
+        ratio_s = "" if b is None else f"{b / a:.1f}x"
+        print(f"{name:<40} {a:>12.2f} {core_s:>13} {ratio_s:>6}")
 
 
 def gpu_ms(fn, reps=20):

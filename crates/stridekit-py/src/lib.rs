@@ -24,6 +24,8 @@ fn _stridekit(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(memory::pinned_memory_resource, m)?)?;
     m.add_function(wrap_pyfunction!(memory::managed_memory_resource, m)?)?;
     m.add_function(wrap_pyfunction!(memory::prefetch, m)?)?;
+    m.add_function(wrap_pyfunction!(memory::discard, m)?)?;
+    m.add_function(wrap_pyfunction!(memory::discard_prefetch, m)?)?;
     m.add_function(wrap_pyfunction!(view::_dtypes, m)?)?;
     m.add("cuda_available", stridekit::cuda_available())?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;

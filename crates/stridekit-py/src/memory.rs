@@ -28,6 +28,12 @@ fn kind_name(k: MemoryKind) -> &'static str {
     }
 }
 
+impl PyBuffer {
+    fn range(&self) -> PyResult<ManagedRange<'_>> {
+        ManagedRange::of(&self.inner).py_err()
+    }
+}
+
 #[pymethods]
 impl PyBuffer {
     /// Wraps memory allocated elsewhere; `owner` is kept alive as long as the buffer.
@@ -69,6 +75,59 @@ impl PyBuffer {
     fn memory_kind(&self) -> &'static str {
         kind_name(self.inner.kind())
     }
+    /// Managed memory: whether the read-mostly advice is set.
+    #[getter]
+    fn get_read_mostly(&self) -> PyResult<bool> {
+        managed::read_mostly(self.range()?).py_err()
+    }
+    #[setter]
+    fn set_read_mostly(&self, on: bool) -> PyResult<()> {
+        managed::set_read_mostly(self.range()?, on).py_err()
+    }
+    /// Managed memory: the preferred location (None: unset).
+    #[getter]
+    fn get_preferred_location(&self, py: Python<'_>) -> PyResult<Option<Py<PyAny>>> {
+        managed::preferred_location(self.range()?)
+            .py_err()?
+            .map(|l| location_to_py(py, l))
+            .transpose()
+    }
+    #[setter]
+    fn set_preferred_location(&self, loc: Option<&Bound<'_, PyAny>>) -> PyResult<()> {
+        match loc {
+            Some(l) if !l.is_none() => managed::set_preferred_location(self.range()?, location(l)?).py_err(),
+            _ => managed::unset_preferred_location(self.range()?).py_err(),
+        }
+    }
+    /// Managed memory: the accessed-by set (a frozenset); assigning replaces it, every
+    /// element checked before any advice changes.
+    #[getter]
+    fn get_accessed_by<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, pyo3::types::PyFrozenSet>> {
+        let set = managed::accessed_by(self.range()?).py_err()?;
+        let items: Vec<Py<PyAny>> = set.iter().map(|l| location_to_py(py, l)).collect::<PyResult<_>>()?;
+        pyo3::types::PyFrozenSet::new(py, items)
+    }
+    #[setter]
+    fn set_accessed_by(&self, locations: &Bound<'_, PyAny>) -> PyResult<()> {
+        let locs: Vec<Location> = locations.try_iter()?.map(|l| location(&l?)).collect::<PyResult<_>>()?;
+        managed::replace_accessed_by(self.range()?, locs).py_err()
+    }
+    /// Prefetches this managed buffer to `location`, ordered on `stream`.
+    #[pyo3(signature = (location, stream = None))]
+    fn prefetch(slf: &Bound<'_, Self>, location: &Bound<'_, PyAny>, stream: Option<&Bound<'_, PyAny>>) -> PyResult<()> {
+        prefetch(slf.py(), slf.as_any(), location, stream)
+    }
+    /// Discards this managed buffer's contents, ordered on `stream`.
+    #[pyo3(signature = (stream = None))]
+    fn discard(slf: &Bound<'_, Self>, stream: Option<&Bound<'_, PyAny>>) -> PyResult<()> {
+        discard(slf.py(), slf.as_any(), stream)
+    }
+    /// Discards this managed buffer's contents and prefetches it to `location`.
+    #[pyo3(signature = (location, stream = None))]
+    fn discard_prefetch(slf: &Bound<'_, Self>, location: &Bound<'_, PyAny>, stream: Option<&Bound<'_, PyAny>>) -> PyResult<()> {
+        discard_prefetch(slf.py(), slf.as_any(), location, stream)
+    }
+
     fn __repr__(&self) -> String {
         format!(
             "Buffer(ptr={:#x}, size={}, kind={}, device_id={})",
@@ -173,17 +232,100 @@ pub(crate) fn managed_memory_resource(device_id: usize) -> PyResult<PyMemoryReso
     })
 }
 
-/// A location given as a device ordinal (int) or "host".
-fn location(obj: &Bound<'_, PyAny>) -> PyResult<Location> {
+/// A location: a device ordinal (int), "host", or an object with `device_id` (a
+/// `Device`) or `numa_id` (a `Host`; None for any node).
+pub(crate) fn location(obj: &Bound<'_, PyAny>) -> PyResult<Location> {
     if let Ok(d) = obj.extract::<usize>() {
         return Ok(Location::Device(d));
     }
-    match obj.extract::<String>().as_deref() {
-        Ok("host") => Ok(Location::Host),
-        _ => Err(PyValueError::new_err(
-            "a location is a device ordinal (int) or \"host\"",
-        )),
+    if let Ok("host") = obj.extract::<String>().as_deref() {
+        return Ok(Location::Host);
     }
+    if let Ok(d) = obj.getattr("device_id") {
+        return Ok(Location::Device(d.extract()?));
+    }
+    if let Ok(n) = obj.getattr("numa_id") {
+        return Ok(match n.extract::<Option<u32>>()? {
+            Some(n) => Location::HostNuma(n),
+            None => Location::Host,
+        });
+    }
+    Err(PyValueError::new_err(
+        "a location is a device ordinal (int), \"host\", a Device or a Host",
+    ))
+}
+
+/// A location as Python sees it: the device ordinal, "host", or ("host", numa node).
+fn location_to_py(py: Python<'_>, l: Location) -> PyResult<Py<PyAny>> {
+    Ok(match l {
+        Location::Device(d) => d.into_pyobject(py)?.into_any().unbind(),
+        Location::Host => "host".into_pyobject(py)?.into_any().unbind(),
+        Location::HostNuma(n) => ("host", n).into_pyobject(py)?.into_any().unbind(),
+        Location::HostNumaCurrent => ("host", "current").into_pyobject(py)?.into_any().unbind(),
+    })
+}
+
+fn buffers_of(obj: &Bound<'_, PyAny>) -> PyResult<Vec<Arc<Buffer>>> {
+    match obj.extract::<PyRef<'_, PyBuffer>>() {
+        Ok(b) => Ok(vec![b.inner.clone()]),
+        Err(_) => obj
+            .try_iter()?
+            .map(|b| Ok(b?.extract::<PyRef<'_, PyBuffer>>()?.inner.clone()))
+            .collect(),
+    }
+}
+
+fn locations_of(obj: &Bound<'_, PyAny>) -> PyResult<Vec<Location>> {
+    match location(obj) {
+        Ok(l) => Ok(vec![l]),
+        Err(_) => obj.try_iter()?.map(|l| location(&l?)).collect(),
+    }
+}
+
+/// Runs a batched managed operation on `stream`'s order.
+fn batched(
+    py: Python<'_>,
+    bufs: Vec<Arc<Buffer>>,
+    stream: Option<&Bound<'_, PyAny>>,
+    op: impl FnOnce(&[ManagedRange<'_>], &Arc<stridekit::CudaStream>) -> stridekit::Result<()> + Send,
+) -> PyResult<()> {
+    let s = stream::exchange(stream)?;
+    let device = bufs.first().and_then(|b| b.device_ordinal()).unwrap_or(0);
+    py.detach(|| {
+        let ranges: Vec<ManagedRange<'_>> =
+            bufs.iter().map(|b| ManagedRange::of(b)).collect::<Result<_, _>>()?;
+        // SAFETY: stream handles from Python name live streams.
+        unsafe { with_ordered_stream(s, device, |own| op(&ranges, own)) }
+    })
+    .py_err()
+}
+
+/// Discards managed buffers' contents (one buffer or a list), ordered on `stream`.
+#[pyfunction]
+#[pyo3(signature = (buffers, stream = None))]
+pub(crate) fn discard(py: Python<'_>, buffers: &Bound<'_, PyAny>, stream: Option<&Bound<'_, PyAny>>) -> PyResult<()> {
+    let bufs = buffers_of(buffers)?;
+    batched(py, bufs, stream, |r, s| managed::discard_batch(r, s))
+}
+
+/// Discards managed buffers' contents and prefetches them to locations (one for all, or
+/// one per buffer), ordered on `stream`.
+#[pyfunction]
+#[pyo3(signature = (buffers, locations, stream = None))]
+pub(crate) fn discard_prefetch(
+    py: Python<'_>,
+    buffers: &Bound<'_, PyAny>,
+    locations: &Bound<'_, PyAny>,
+    stream: Option<&Bound<'_, PyAny>>,
+) -> PyResult<()> {
+    let (bufs, locs) = (buffers_of(buffers)?, locations_of(locations)?);
+    batched(py, bufs, stream, move |r, s| {
+        if locs.len() == 1 {
+            managed::discard_and_prefetch_batch(r, locs[0], s)
+        } else {
+            managed::discard_and_prefetch_batch(r, &locs[..], s)
+        }
+    })
 }
 
 /// Prefetches managed buffers to locations, ordered on `stream`: one buffer and one
@@ -196,37 +338,12 @@ pub(crate) fn prefetch(
     locations: &Bound<'_, PyAny>,
     stream: Option<&Bound<'_, PyAny>>,
 ) -> PyResult<()> {
-    let bufs: Vec<Arc<Buffer>> = match buffers.extract::<PyRef<'_, PyBuffer>>() {
-        Ok(b) => vec![b.inner.clone()],
-        Err(_) => buffers
-            .try_iter()?
-            .map(|b| Ok(b?.extract::<PyRef<'_, PyBuffer>>()?.inner.clone()))
-            .collect::<PyResult<_>>()?,
-    };
-    let locs: Vec<Location> = match location(locations) {
-        Ok(l) => vec![l],
-        Err(_) => locations
-            .try_iter()?
-            .map(|l| location(&l?))
-            .collect::<PyResult<_>>()?,
-    };
-    let s = stream::exchange(stream)?;
-    let device = bufs.first().and_then(|b| b.device_ordinal()).unwrap_or(0);
-    py.detach(|| {
-        let ranges: Vec<ManagedRange<'_>> = bufs
-            .iter()
-            .map(|b| ManagedRange::of(b))
-            .collect::<Result<_, _>>()?;
-        // SAFETY: stream handles from Python name live streams.
-        unsafe {
-            with_ordered_stream(s, device, |own| {
-                if locs.len() == 1 {
-                    managed::prefetch_batch(&ranges, locs[0], own)
-                } else {
-                    managed::prefetch_batch(&ranges, &locs[..], own)
-                }
-            })
+    let (bufs, locs) = (buffers_of(buffers)?, locations_of(locations)?);
+    batched(py, bufs, stream, move |r, s| {
+        if locs.len() == 1 {
+            managed::prefetch_batch(r, locs[0], s)
+        } else {
+            managed::prefetch_batch(r, &locs[..], s)
         }
     })
-    .py_err()
 }

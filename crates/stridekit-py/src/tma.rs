@@ -11,31 +11,41 @@ use stridekit::StridedMemoryView;
 
 /// A `CUtensorMap` (128 bytes): pass `bytes(desc)` by value to a kernel's
 /// `const __grid_constant__ CUtensorMap` parameter.
-#[pyclass(name = "TensorMapDescriptor", module = "stridekit", frozen)]
+#[pyclass(name = "TensorMapDescriptor", module = "stridekit")]
 pub struct PyTensorMap {
-    raw: [u8; 128],
-    device: usize,
-    address: u64,
+    desc: TensorMapDescriptor<'static>,
+}
+
+fn raw_bytes<'d>(d: &'d TensorMapDescriptor<'_>) -> &'d [u8] {
+    // SAFETY: a CUtensorMap is 128 bytes of plain, initialised data.
+    unsafe { std::slice::from_raw_parts(d.as_raw() as *const _ as *const u8, 128) }
 }
 
 #[pymethods]
 impl PyTensorMap {
     fn __bytes__<'py>(&self, py: Python<'py>) -> Bound<'py, PyBytes> {
-        PyBytes::new(py, &self.raw)
+        PyBytes::new(py, raw_bytes(&self.desc))
     }
     #[getter]
     fn device_id(&self) -> usize {
-        self.device
+        self.desc.device_ordinal()
     }
     /// The global address the descriptor points at.
     #[getter]
     fn address(&self) -> u64 {
-        self.address
+        self.desc.address()
+    }
+    /// Points the descriptor at `view`'s memory, which must have the same shape, strides,
+    /// itemsize and device (and the alignment TMA needs).
+    fn replace_address(&mut self, view: PyRef<'_, crate::view::PyView>) -> PyResult<()> {
+        let alias = view.static_alias();
+        self.desc.replace_address(&alias).py_err()
     }
     fn __repr__(&self) -> String {
         format!(
             "TensorMapDescriptor(device_id={}, address={:#x})",
-            self.device, self.address
+            self.desc.device_ordinal(),
+            self.desc.address()
         )
     }
 }
@@ -52,7 +62,7 @@ fn pick<T: Copy>(what: &str, v: u32, table: &[(u32, T)]) -> PyResult<T> {
 }
 
 pub(crate) fn tiled(
-    view: &StridedMemoryView<'_>,
+    view: &StridedMemoryView<'static>,
     box_dim: &[u32],
     swizzle: u32,
     interleave: u32,
@@ -94,14 +104,6 @@ pub(crate) fn tiled(
     if let Some(es) = element_strides {
         o = o.element_strides(&es);
     }
-    let d = TensorMapDescriptor::tiled(view, &o).py_err()?;
-    let mut raw = [0u8; 128];
-    // SAFETY: a CUtensorMap is 128 bytes of plain, initialised data.
-    let bytes = unsafe { std::slice::from_raw_parts(d.as_raw() as *const _ as *const u8, 128) };
-    raw.copy_from_slice(bytes);
-    Ok(PyTensorMap {
-        raw,
-        device: d.device_ordinal(),
-        address: d.address(),
-    })
+    let desc = TensorMapDescriptor::tiled(view, &o).py_err()?;
+    Ok(PyTensorMap { desc })
 }

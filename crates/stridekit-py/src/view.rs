@@ -89,11 +89,26 @@ fn dlpack_view(obj: &Bound<'_, PyAny>, stream_ptr: Option<i64>) -> PyResult<DynV
         kwargs.set_item("stream", stream_ptr.map(|s| if s == 0 { 1 } else { s }))?;
     }
     kwargs.set_item("max_version", (1, 3))?;
-    let cap = match obj.call_method("__dlpack__", (), Some(&kwargs)) {
+    fn call<'py>(obj: &Bound<'py, PyAny>, kw: &Bound<'py, PyDict>) -> PyResult<Bound<'py, PyAny>> {
+        match obj.call_method("__dlpack__", (), Some(kw)) {
+            Ok(c) => Ok(c),
+            // Producers from before DLPack 1.0 take no max_version.
+            Err(e) if e.is_instance_of::<PyTypeError>(obj.py()) => {
+                kw.del_item("max_version")?;
+                obj.call_method("__dlpack__", (), Some(kw))
+            }
+            Err(e) => Err(e),
+        }
+    }
+    let cap = match call(obj, &kwargs) {
         Ok(c) => c,
-        Err(e) if e.is_instance_of::<PyTypeError>(py) => {
-            kwargs.del_item("max_version")?;
-            obj.call_method("__dlpack__", (), Some(&kwargs))?
+        // Some producers (JAX) take -1 for a stream handle instead of "no ordering":
+        // then ask for the legacy default stream's ordering, which is always safe.
+        Err(_) if on_gpu && stream_ptr == Some(-1) => {
+            let kw = PyDict::new(py);
+            kw.set_item("stream", 1)?;
+            kw.set_item("max_version", (1, 3))?;
+            call(obj, &kw)?
         }
         Err(e) => return Err(e),
     };
@@ -119,7 +134,8 @@ const EXCHANGE: &CStr = c"dlpack_exchange_api";
 /// The DLPack C exchange API of `obj`'s type (`__dlpack_c_exchange_api__`), if it has one
 /// of DLPack major version 1.
 fn exchange_api(obj: &Bound<'_, PyAny>) -> Option<&'static stridekit::dlpack::DLPackExchangeAPI> {
-    let cap = obj.get_type().getattr("__dlpack_c_exchange_api__").ok()?;
+    let name = pyo3::intern!(obj.py(), "__dlpack_c_exchange_api__");
+    let cap = obj.get_type().getattr(name).ok()?;
     // SAFETY: a live object; PyCapsule_IsValid accepts any object.
     if unsafe { ffi::PyCapsule_IsValid(cap.as_ptr(), EXCHANGE.as_ptr()) } != 1 {
         return None;
@@ -265,6 +281,17 @@ impl PyView {
             dtype::to_numpy(py, r.dtype())?,
         );
         Ok(self.cache.get_or_init(|| made))
+    }
+
+    /// A read-only view of the same memory that keeps it alive by itself (for descriptors
+    /// that outlive this object).
+    pub(crate) fn static_alias(&self) -> StridedMemoryView<'static> {
+        match &self.view {
+            DynView::ReadOnly(v) => v.clone(),
+            // SAFETY: Python has no aliasing rules; a descriptor only describes the
+            // memory, and ordering kernels against writes is the caller's, as in cuda.core.
+            DynView::Writable(v) => unsafe { v.shared_alias() },
+        }
     }
 
     fn read(&self) -> StridedMemoryView<'_> {
@@ -570,7 +597,7 @@ impl PyView {
         element_strides: Option<Vec<u32>>,
     ) -> PyResult<crate::tma::PyTensorMap> {
         crate::tma::tiled(
-            &self.read(),
+            &self.static_alias(),
             &box_dim,
             swizzle,
             interleave,

@@ -167,3 +167,56 @@ def test_managed_prefetch_and_a_copy_through_managed_memory():
     assert host.tobytes() == host_bytes(src.t())
     with pytest.raises(ValueError):
         stridekit.prefetch(bufs[0], "moon")
+
+
+def test_replace_address_points_a_descriptor_at_another_tensor():
+    a = cp.arange(256 * 128, dtype=cp.float32).reshape(256, 128)
+    b = cp.arange(256 * 128, dtype=cp.float32).reshape(256, 128) * -1
+    desc = StridedMemoryView(a, -1).as_tensor_map([32, 64])
+    before = bytes(desc)
+    desc.replace_address(StridedMemoryView(b, -1))
+    assert desc.address == b.data.ptr and bytes(desc) != before
+    with pytest.raises(ValueError, match="must match"):
+        desc.replace_address(StridedMemoryView(cp.zeros((128, 256), cp.float32), -1))
+    arg = np.frombuffer(bytes(desc), dtype=np.dtype([("opaque", np.uint64, (16,))]))[0]
+    out = cp.full(32 * 64, 0, dtype=cp.float32)
+    cp.RawKernel(TMA_KERNEL, "tile", options=("-arch=sm_90a",))((1,), (128,), (arg, out, np.int32(0), np.int32(0)))
+    assert bool((out == b[0:32, 0:64].ravel()).all())
+
+
+def test_managed_advice_and_discard_through_python():
+    mr = stridekit.ManagedMemoryResource(0)
+    buf = mr.allocate(1 << 20)
+    buf.read_mostly = True
+    assert buf.read_mostly
+    buf.read_mostly = False
+    buf.preferred_location = 0
+    assert buf.preferred_location == 0
+    buf.preferred_location = None
+    assert buf.preferred_location is None
+    buf.accessed_by = [0, stridekit.Host()]
+    assert buf.accessed_by == frozenset({0, "host"})
+    buf.accessed_by = []
+    assert buf.accessed_by == frozenset()
+    s = torch.cuda.Stream()
+    buf.prefetch(0, stream=s)
+    buf.discard_prefetch(0, stream=s)
+    buf.discard(stream=s)
+    other = mr.allocate(1 << 16)
+    stridekit.discard_prefetch([buf, other], [0, "host"], stream=s)
+    s.synchronize()
+    with pytest.raises(ValueError):
+        stridekit.DeviceMemoryResource(0).allocate(64).read_mostly = True
+
+
+def test_jax_arrays_when_present():
+    jax = pytest.importorskip("jax")
+    jnp = jax.numpy
+    x = jnp.arange(24, dtype=jnp.float32).reshape(4, 6)
+    x.block_until_ready()
+    v = StridedMemoryView(x, -1)
+    assert v.shape == (4, 6) and v.device_id >= 0
+    out = torch.zeros((6, 4), device="cuda").t()
+    StridedMemoryView(out, -1).copy_from(v)
+    torch.cuda.synchronize()
+    assert out.cpu().numpy().tobytes() == np.asarray(x).tobytes()

@@ -22,6 +22,8 @@ from ._stridekit import (
     TensorMapDescriptor,
     __version__,
     cuda_available,
+    discard,
+    discard_prefetch,
     prefetch,
 )
 
@@ -38,9 +40,25 @@ __all__ = [
     "StridedMemoryView",
     "TensorMapDescriptor",
     "args_viewable_as_strided_memory",
+    "Host",
     "cuda_available",
+    "discard",
+    "discard_prefetch",
     "prefetch",
 ]
+
+
+class Host:
+    """Host memory as a managed-memory location; ``numa_id`` picks a NUMA node (None:
+    any). Devices are given by ordinal, or by any object with ``device_id``."""
+
+    __slots__ = ("numa_id",)
+
+    def __init__(self, numa_id=None):
+        self.numa_id = numa_id
+
+    def __repr__(self):
+        return "Host()" if self.numa_id is None else f"Host(numa_id={self.numa_id})"
 
 
 class _ViewableArg:

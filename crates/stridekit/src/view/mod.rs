@@ -543,6 +543,25 @@ impl<'a> StridedMemoryViewMut<'a> {
         self.duplicate()
     }
 
+    /// A read-only view of the same memory that lives as long as the memory, not only as
+    /// long as a borrow of `self`: for fronts outside Rust's borrow rules (Python, C).
+    ///
+    /// # Safety
+    /// Nothing may be written through `self` while the alias (or anything made from it)
+    /// is read.
+    pub unsafe fn shared_alias(&self) -> StridedMemoryView<'a> {
+        StridedMemoryViewBase {
+            ptr: self.ptr,
+            size: self.size,
+            kind: self.kind,
+            device: self.device,
+            layout: self.layout.clone(),
+            dtype: self.dtype,
+            backing: self.backing.clone(),
+            access: PhantomData,
+        }
+    }
+
     /// Gives up writing: the same view, read-only (and then cloneable).
     pub fn into_read_only(self) -> StridedMemoryView<'a> {
         StridedMemoryViewBase {
