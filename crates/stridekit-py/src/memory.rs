@@ -95,26 +95,41 @@ impl PyBuffer {
     #[setter]
     fn set_preferred_location(&self, loc: Option<&Bound<'_, PyAny>>) -> PyResult<()> {
         match loc {
-            Some(l) if !l.is_none() => managed::set_preferred_location(self.range()?, location(l)?).py_err(),
+            Some(l) if !l.is_none() => {
+                managed::set_preferred_location(self.range()?, location(l)?).py_err()
+            }
             _ => managed::unset_preferred_location(self.range()?).py_err(),
         }
     }
     /// Managed memory: the accessed-by set (a frozenset); assigning replaces it, every
     /// element checked before any advice changes.
     #[getter]
-    fn get_accessed_by<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, pyo3::types::PyFrozenSet>> {
+    fn get_accessed_by<'py>(
+        &self,
+        py: Python<'py>,
+    ) -> PyResult<Bound<'py, pyo3::types::PyFrozenSet>> {
         let set = managed::accessed_by(self.range()?).py_err()?;
-        let items: Vec<Py<PyAny>> = set.iter().map(|l| location_to_py(py, l)).collect::<PyResult<_>>()?;
+        let items: Vec<Py<PyAny>> = set
+            .iter()
+            .map(|l| location_to_py(py, l))
+            .collect::<PyResult<_>>()?;
         pyo3::types::PyFrozenSet::new(py, items)
     }
     #[setter]
     fn set_accessed_by(&self, locations: &Bound<'_, PyAny>) -> PyResult<()> {
-        let locs: Vec<Location> = locations.try_iter()?.map(|l| location(&l?)).collect::<PyResult<_>>()?;
+        let locs: Vec<Location> = locations
+            .try_iter()?
+            .map(|l| location(&l?))
+            .collect::<PyResult<_>>()?;
         managed::replace_accessed_by(self.range()?, locs).py_err()
     }
     /// Prefetches this managed buffer to `location`, ordered on `stream`.
     #[pyo3(signature = (location, stream = None))]
-    fn prefetch(slf: &Bound<'_, Self>, location: &Bound<'_, PyAny>, stream: Option<&Bound<'_, PyAny>>) -> PyResult<()> {
+    fn prefetch(
+        slf: &Bound<'_, Self>,
+        location: &Bound<'_, PyAny>,
+        stream: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<()> {
         prefetch(slf.py(), slf.as_any(), location, stream)
     }
     /// Discards this managed buffer's contents, ordered on `stream`.
@@ -124,7 +139,11 @@ impl PyBuffer {
     }
     /// Discards this managed buffer's contents and prefetches it to `location`.
     #[pyo3(signature = (location, stream = None))]
-    fn discard_prefetch(slf: &Bound<'_, Self>, location: &Bound<'_, PyAny>, stream: Option<&Bound<'_, PyAny>>) -> PyResult<()> {
+    fn discard_prefetch(
+        slf: &Bound<'_, Self>,
+        location: &Bound<'_, PyAny>,
+        stream: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<()> {
         discard_prefetch(slf.py(), slf.as_any(), location, stream)
     }
 
@@ -292,8 +311,10 @@ fn batched(
     let s = stream::exchange(stream)?;
     let device = bufs.first().and_then(|b| b.device_ordinal()).unwrap_or(0);
     py.detach(|| {
-        let ranges: Vec<ManagedRange<'_>> =
-            bufs.iter().map(|b| ManagedRange::of(b)).collect::<Result<_, _>>()?;
+        let ranges: Vec<ManagedRange<'_>> = bufs
+            .iter()
+            .map(|b| ManagedRange::of(b))
+            .collect::<Result<_, _>>()?;
         // SAFETY: stream handles from Python name live streams.
         unsafe { with_ordered_stream(s, device, |own| op(&ranges, own)) }
     })
@@ -303,7 +324,11 @@ fn batched(
 /// Discards managed buffers' contents (one buffer or a list), ordered on `stream`.
 #[pyfunction]
 #[pyo3(signature = (buffers, stream = None))]
-pub(crate) fn discard(py: Python<'_>, buffers: &Bound<'_, PyAny>, stream: Option<&Bound<'_, PyAny>>) -> PyResult<()> {
+pub(crate) fn discard(
+    py: Python<'_>,
+    buffers: &Bound<'_, PyAny>,
+    stream: Option<&Bound<'_, PyAny>>,
+) -> PyResult<()> {
     let bufs = buffers_of(buffers)?;
     batched(py, bufs, stream, |r, s| managed::discard_batch(r, s))
 }
