@@ -1,8 +1,10 @@
-//! Run-time compilation of CUDA C++ with NVRTC, cached per device and source.
+//! Run-time compilation of CUDA C++ with NVRTC, cached per device and source in the
+//! process, and on disk across processes (`kernel_cache`).
 
 use crate::device::Device;
 use crate::error::{driver, Error, Result};
 use cudarc::driver::{CudaContext, CudaModule};
+use cudarc::nvrtc::Ptx;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock};
 
@@ -42,29 +44,53 @@ pub(crate) fn compile(
     if let Some(m) = cache().lock().map_err(|_| poisoned(op))?.get(&key) {
         return Ok(m.clone());
     }
-    // SAFETY: only tries to dlopen the NVRTC library.
-    if !unsafe { cudarc::nvrtc::sys::is_culib_present() } {
-        return Err(Error::Unsupported {
-            op,
-            reason: "NVRTC (libnvrtc) could not be loaded; kernels are compiled at run time".into(),
-        });
-    }
     let cc = ctx
         .compute_capability()
         .map_err(driver(op, "cuDeviceGetAttribute"))?;
-    let opts = cudarc::nvrtc::CompileOptions {
-        arch: arch(cc),
-        name: Some(format!("{name}.cu")),
-        ..Default::default()
+    let arch_name = arch(cc);
+    let disk_key = match (arch_name, crate::driver_version()) {
+        (Some(a), Ok((maj, min))) => Some(crate::kernel_cache::Key {
+            name,
+            source,
+            arch: a,
+            driver: maj * 1000 + min * 10,
+        }),
+        _ => None,
     };
-    let ptx =
-        cudarc::nvrtc::compile_ptx_with_opts(source, opts).map_err(|e| Error::Unsupported {
-            op,
-            reason: format!("NVRTC failed to compile {name}: {e:?}"),
-        })?;
-    let module = ctx
-        .load_module(ptx)
-        .map_err(driver(op, "cuModuleLoadData"))?;
+    let cached = disk_key
+        .as_ref()
+        .and_then(crate::kernel_cache::load)
+        .and_then(|ptx| ctx.load_module(Ptx::from_src(ptx)).ok());
+    let module = match cached {
+        Some(m) => m,
+        None => {
+            // SAFETY: only tries to dlopen the NVRTC library.
+            if !unsafe { cudarc::nvrtc::sys::is_culib_present() } {
+                return Err(Error::Unsupported {
+                    op,
+                    reason:
+                        "NVRTC (libnvrtc) could not be loaded; kernels are compiled at run time"
+                            .into(),
+                });
+            }
+            let opts = cudarc::nvrtc::CompileOptions {
+                arch: arch_name,
+                name: Some(format!("{name}.cu")),
+                ..Default::default()
+            };
+            let ptx = cudarc::nvrtc::compile_ptx_with_opts(source, opts).map_err(|e| {
+                Error::Unsupported {
+                    op,
+                    reason: format!("NVRTC failed to compile {name}: {e:?}"),
+                }
+            })?;
+            if let Some(k) = &disk_key {
+                crate::kernel_cache::store(k, &ptx.to_src());
+            }
+            ctx.load_module(ptx)
+                .map_err(driver(op, "cuModuleLoadData"))?
+        }
+    };
     cache()
         .lock()
         .map_err(|_| poisoned(op))?

@@ -1,0 +1,108 @@
+//! A fresh process's first copies, and the host time of small copies:
+//! `cargo run --release --example cold_start` on a GPU machine. Run it twice with the
+//! same `STRIDEKIT_KERNEL_CACHE` directory (cold, then warm) and once with it `off`.
+
+use std::time::Instant;
+use stridekit::{
+    Device, DeviceMemoryResource, MemoryResource, Order, StridedLayout, StridedMemoryView,
+    StridedMemoryViewMut,
+};
+
+type R<T> = Result<T, stridekit::Error>;
+
+fn ms(t: Instant) -> f64 {
+    t.elapsed().as_secs_f64() * 1e3
+}
+
+fn main() -> R<()> {
+    if !stridekit::cuda_available() {
+        println!("cold_start needs a CUDA device");
+        return Ok(());
+    }
+    let t = Instant::now();
+    let dev = Device::open(0)?;
+    let stream = dev.new_stream()?;
+    let mr = DeviceMemoryResource::new(&dev)?;
+    let mut a = mr.allocate(64 << 20, &stream)?;
+    let mut b = mr.allocate(64 << 20, &stream)?;
+    a.fill(1, &stream)?;
+    b.fill(2, &stream)?;
+    stream
+        .synchronize()
+        .map_err(|e| stridekit::Error::Invalid {
+            op: "cold_start",
+            rule: e.to_string(),
+        })?;
+    println!("device, stream, pool, 2 x 64 MiB: {:.1} ms", ms(t));
+    let sync = |s: &std::sync::Arc<stridekit::CudaStream>| {
+        s.synchronize().map_err(|e| stridekit::Error::Invalid {
+            op: "cold_start",
+            rule: e.to_string(),
+        })
+    };
+    // Three kernel variants in turn: a tiled f32 transpose, a tiled u8 transpose, a generic 3-D copy.
+    let cases: Vec<(&str, StridedLayout, StridedLayout)> = vec![
+        (
+            "first copy: transpose 4096x4096 f32",
+            StridedLayout::dense(&[4096, 4096], 4, Order::C)?.permuted(&[1, 0])?,
+            StridedLayout::dense(&[4096, 4096], 4, Order::C)?,
+        ),
+        (
+            "another variant: transpose 8192x8192 u8",
+            StridedLayout::dense(&[8192, 8192], 1, Order::C)?.permuted(&[1, 0])?,
+            StridedLayout::dense(&[8192, 8192], 1, Order::C)?,
+        ),
+        (
+            "another variant: (64,64,64) u16 [::2] generic",
+            StridedLayout::dense(&[64, 64, 128], 2, Order::C)?
+                .sliced(stridekit::s![.., .., ..;2])?,
+            StridedLayout::dense(&[64, 64, 64], 2, Order::F)?,
+        ),
+    ];
+    for (name, sl, dl) in &cases {
+        let t = Instant::now();
+        {
+            let src = StridedMemoryView::from_buffer(&a, sl.clone(), None)?;
+            let mut dst = StridedMemoryViewMut::from_buffer_mut(&mut b, dl.clone(), None)?;
+            dst.copy_from(&src, Some(&stream))?;
+        }
+        sync(&stream)?;
+        println!("{name}: {:.2} ms", ms(t));
+    }
+    // Host time of small copies (non-blocking device-to-device), after warm-up.
+    let small: Vec<(&str, StridedLayout, StridedLayout)> = vec![
+        (
+            "contiguous 4 KiB",
+            StridedLayout::dense(&[1024], 4, Order::C)?,
+            StridedLayout::dense(&[1024], 4, Order::C)?,
+        ),
+        (
+            "256x256 f32 transpose",
+            StridedLayout::dense(&[256, 256], 4, Order::C)?.permuted(&[1, 0])?,
+            StridedLayout::dense(&[256, 256], 4, Order::C)?,
+        ),
+    ];
+    for (name, sl, dl) in &small {
+        let src = StridedMemoryView::from_buffer(&a, sl.clone(), None)?;
+        let mut dst = StridedMemoryViewMut::from_buffer_mut(&mut b, dl.clone(), None)?;
+        for _ in 0..100 {
+            dst.copy_from(&src, Some(&stream))?;
+        }
+        sync(&stream)?;
+        let mut per = vec![];
+        for _ in 0..11 {
+            let t = Instant::now();
+            for _ in 0..1000 {
+                dst.copy_from(&src, Some(&stream))?;
+            }
+            per.push(t.elapsed().as_secs_f64() * 1e6 / 1000.0);
+            sync(&stream)?;
+        }
+        per.sort_by(|x, y| x.total_cmp(y));
+        println!(
+            "small copy host time, {name}: {:.2} µs per call (median of 11 x 1000)",
+            per[5]
+        );
+    }
+    Ok(())
+}

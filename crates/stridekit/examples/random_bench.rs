@@ -1,0 +1,302 @@
+//! Copies at the memory roofline? 200 random layouts (fixed seed), each 64-128 MiB of
+//! elements, device to device: `cargo run --release --example random_bench` on a GPU.
+//!
+//! Each case is checked byte for byte (gaps of the destination included) against a host
+//! reference, then timed (median of 5, CUDA events). Its roofline is the DRAM traffic it
+//! cannot avoid - the 32-byte sectors its reads touch (counted row by row along the
+//! source's smallest stride, capped by the source's span; broadcast axes read once) plus
+//! the bytes it writes - moved at the bandwidth of a contiguous 1 GiB copy measured in
+//! the same run. Efficiency = roofline time / measured time. Prints every case, then the
+//! median, the 10th percentile and the ten worst.
+
+use std::sync::Arc;
+use stridekit::cudarc::driver::sys::CUevent_flags;
+use stridekit::cudarc::driver::{LaunchConfig, PushKernelArg};
+use stridekit::{
+    CopyPlan, CudaStream, Device, DeviceMemoryResource, MemoryResource, Order, SliceArg,
+    StridedLayout, StridedMemoryView, StridedMemoryViewMut,
+};
+
+type R<T> = Result<T, stridekit::Error>;
+
+fn err(e: impl std::fmt::Display) -> stridekit::Error {
+    stridekit::Error::Invalid {
+        op: "random_bench",
+        rule: e.to_string(),
+    }
+}
+
+struct Rng(u64);
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+    fn below(&mut self, n: u64) -> u64 {
+        self.next() % n.max(1)
+    }
+    fn perm(&mut self, n: usize) -> Vec<i64> {
+        let mut p: Vec<i64> = (0..n as i64).collect();
+        for i in (1..n).rev() {
+            p.swap(i, self.below(i as u64 + 1) as usize);
+        }
+        p
+    }
+}
+
+/// The byte at offset `o` of the source pattern (what the fill kernel writes).
+fn pattern(o: u64) -> u8 {
+    let w = (o / 4) as u32;
+    let h = w.wrapping_mul(2654435761) ^ (w >> 7) ^ 0x5bd1_e995;
+    (h >> ((o % 4) * 8)) as u8
+}
+
+const FILL: &str = r#"
+extern "C" __global__ void fill(unsigned int* p, unsigned long long words) {
+    for (unsigned long long i = blockIdx.x * (unsigned long long)blockDim.x + threadIdx.x; i < words;
+         i += (unsigned long long)gridDim.x * blockDim.x) {
+        unsigned int w = (unsigned int)i;
+        p[i] = (w * 2654435761u) ^ (w >> 7) ^ 0x5bd1e995u;
+    }
+}
+"#;
+
+/// A random layout of `shape`: dense in a random axis order inside a padded allocation,
+/// sliced with steps and flips; with `bcast`, some axes read one element (stride 0).
+fn layout(rng: &mut Rng, shape: &[i64], isz: usize, bcast: bool) -> R<StridedLayout> {
+    let nd = shape.len();
+    let mut budget = 4i64; // product of |steps|
+    let mut steps = vec![1i64; nd];
+    let mut pads = vec![0i64; nd];
+    let mut b = shape.to_vec();
+    for i in 0..nd {
+        let s: i64 = [1, 1, 1, 2, -1, -1, -2][rng.below(7) as usize];
+        if s.abs() <= budget {
+            steps[i] = s;
+            budget /= s.abs();
+        }
+        if shape[i] >= 8 && rng.below(3) == 0 {
+            pads[i] = 1 + rng.below(2) as i64;
+        }
+        if bcast && shape[i] > 1 && rng.below(4) == 0 {
+            b[i] = 1;
+        }
+    }
+    let big: Vec<i64> = (0..nd).map(|i| b[i] * steps[i].abs() + pads[i]).collect();
+    let base = StridedLayout::dense(&big, isz, Order::Axes(&rng.perm(nd)))?;
+    let slices: Vec<SliceArg> = (0..nd)
+        .map(|i| {
+            let n = b[i] * steps[i].abs();
+            let start = if pads[i] > 0 {
+                rng.below(pads[i] as u64 + 1) as i64
+            } else {
+                0
+            };
+            if steps[i] > 0 {
+                SliceArg::Range {
+                    start: Some(start),
+                    stop: Some(start + n),
+                    step: steps[i],
+                }
+            } else {
+                SliceArg::Range {
+                    start: Some(start + n - 1),
+                    stop: if start == 0 { None } else { Some(start - 1) },
+                    step: steps[i],
+                }
+            }
+        })
+        .collect();
+    let l = base.sliced(&slices)?;
+    Ok(if bcast { l.broadcast_to(shape)? } else { l })
+}
+
+/// Sectors (32 bytes) the reads of `l` touch: per row along the smallest nonzero stride,
+/// capped by the span; axes of stride 0 are read once.
+fn read_bytes(l: &StridedLayout) -> u64 {
+    let isz = l.itemsize() as i64;
+    let axes: Vec<(i64, i64)> = l
+        .shape()
+        .iter()
+        .zip(l.strides())
+        .filter(|(&n, &s)| n > 1 && s != 0)
+        .map(|(&n, &s)| (n, s.abs() * isz))
+        .collect();
+    if axes.is_empty() {
+        return 32;
+    }
+    let (inner, _) = axes
+        .iter()
+        .enumerate()
+        .min_by_key(|(_, (_, s))| *s)
+        .unwrap_or((0, &(1, 1)));
+    let (n, s) = axes[inner];
+    let rows: i64 = axes
+        .iter()
+        .enumerate()
+        .filter(|(k, _)| *k != inner)
+        .map(|(_, (n, _))| n)
+        .product();
+    let per_row = if s >= 32 {
+        n
+    } else {
+        let bytes = (n - 1) * s + isz;
+        let aligned = (l.slice_offset() * isz) % 32 == 0
+            && axes.iter().all(|(_, s)| s % 32 == 0 || *s == axes[inner].1);
+        (bytes + 31) / 32 + if aligned { 0 } else { 1 }
+    };
+    let (lo, hi) = l.offset_bounds();
+    let span = ((hi - lo + 1) * isz) as u64;
+    ((rows * per_row) as u64 * 32).min(span.div_ceil(32) * 32 + 32)
+}
+
+fn time_ms(stream: &Arc<CudaStream>, reps: usize, mut f: impl FnMut() -> R<()>) -> R<f64> {
+    f()?;
+    let mut t = vec![];
+    for _ in 0..reps {
+        let a = stream
+            .record_event(Some(CUevent_flags::CU_EVENT_DEFAULT))
+            .map_err(err)?;
+        f()?;
+        let b = stream
+            .record_event(Some(CUevent_flags::CU_EVENT_DEFAULT))
+            .map_err(err)?;
+        t.push(a.elapsed_ms(&b).map_err(err)? as f64);
+    }
+    t.sort_by(|x, y| x.total_cmp(y));
+    Ok(t[t.len() / 2])
+}
+
+fn main() -> R<()> {
+    if !stridekit::cuda_available() {
+        println!("random_bench needs a CUDA device");
+        return Ok(());
+    }
+    let n_cases: usize = std::env::args()
+        .nth(1)
+        .and_then(|a| a.parse().ok())
+        .unwrap_or(200);
+    let dev = Device::open(0)?;
+    let stream = dev.new_stream()?;
+    let mr = DeviceMemoryResource::new(&dev)?;
+    let fill = dev
+        .compile_module("random_bench_fill", FILL)?
+        .load_function("fill")
+        .map_err(err)?;
+    // The ceiling: a contiguous 1 GiB device copy.
+    let gib = 1usize << 30;
+    let (a, mut b) = (mr.allocate(gib, &stream)?, mr.allocate(gib, &stream)?);
+    let flat = StridedLayout::dense(&[(gib / 4) as i64], 4, Order::C)?;
+    let ceiling_ms = {
+        let src = StridedMemoryView::from_buffer(&a, flat.clone(), None)?;
+        let mut dst = StridedMemoryViewMut::from_buffer_mut(&mut b, flat.clone(), None)?;
+        time_ms(&stream, 10, || dst.copy_from(&src, Some(&stream)))?
+    };
+    drop((a, b));
+    let bw = 2.0 * gib as f64 / ceiling_ms / 1e6; // GB/s, read + write
+    println!("ceiling: contiguous 1 GiB device copy {bw:.0} GB/s (read + write)");
+    let mut rng = Rng(0x5eed_2026);
+    let mut results: Vec<(f64, String)> = vec![];
+    let mut wrong = 0;
+    for case in 0..n_cases {
+        let nd = 1 + rng.below(6) as usize;
+        let isz = [1usize, 2, 4, 8, 16][rng.below(5) as usize];
+        let target = ((64 + rng.below(65)) << 20) as i64 / isz as i64; // elements
+        let mut shape: Vec<i64> = (0..nd.saturating_sub(1))
+            .map(|_| match rng.below(4) {
+                0 => 1 + rng.below(3) as i64,        // tiny
+                1 => 3,                              // an inner 3 (RGB)
+                _ => (2 + rng.below(62) as i64) | 1, // odd
+            })
+            .collect();
+        let prod: i64 = shape.iter().product::<i64>().max(1);
+        shape.insert(rng.below(nd as u64) as usize, (target / prod).max(1));
+        let bcast = rng.below(8) == 0;
+        let sl = layout(&mut rng, &shape, isz, bcast)?;
+        let dl = layout(&mut rng, &shape, isz, false)?;
+        let (slo, shi) = sl.offset_bounds();
+        let (dlo, dhi) = dl.offset_bounds();
+        let sbytes = ((shi - slo + 1) as usize) * isz;
+        let dbytes = ((dhi - dlo + 1) as usize) * isz;
+        let sl =
+            StridedLayout::with_offset(sl.shape(), sl.strides(), isz, sl.slice_offset() - slo)?;
+        let dl =
+            StridedLayout::with_offset(dl.shape(), dl.strides(), isz, dl.slice_offset() - dlo)?;
+        let sbuf = mr.allocate(sbytes.next_multiple_of(4), &stream)?;
+        let mut dbuf = mr.allocate(dbytes, &stream)?;
+        let words = sbytes.div_ceil(4) as u64;
+        let mut launch = stream.launch_builder(&fill);
+        let p = sbuf.ptr();
+        launch.arg(&p).arg(&words);
+        // SAFETY: (u32*, u64) matches the kernel; the buffer holds `words` words.
+        unsafe {
+            launch.launch(LaunchConfig {
+                grid_dim: (1024, 1, 1),
+                block_dim: (256, 1, 1),
+                shared_mem_bytes: 0,
+            })
+        }
+        .map_err(err)?;
+        dbuf.fill(0xA5, &stream)?;
+        {
+            let src = StridedMemoryView::from_buffer(&sbuf, sl.clone(), None)?;
+            let mut dst = StridedMemoryViewMut::from_buffer_mut(&mut dbuf, dl.clone(), None)?;
+            dst.copy_from(&src, Some(&stream))?;
+        }
+        // Byte-exact check (destination gaps keep the poison).
+        let mut got = vec![0u8; dbytes];
+        dbuf.copy_to_host(&mut got, &stream)?;
+        let mut want = vec![0xA5u8; dbytes];
+        let plan = CopyPlan::new(&dl, &sl)?;
+        let mut idx = vec![0i64; plan.ndim()];
+        let (mut d, mut s) = (plan.dst_offset, plan.src_offset);
+        for _ in 0..plan.volume {
+            for k in 0..isz {
+                want[d as usize * isz + k] = pattern((s as usize * isz + k) as u64);
+            }
+            let mut ax = plan.ndim();
+            while ax > 0 {
+                ax -= 1;
+                idx[ax] += 1;
+                d += plan.dst_strides[ax];
+                s += plan.src_strides[ax];
+                if idx[ax] < plan.shape[ax] {
+                    break;
+                }
+                d -= plan.dst_strides[ax] * plan.shape[ax];
+                s -= plan.src_strides[ax] * plan.shape[ax];
+                idx[ax] = 0;
+            }
+        }
+        let ok = got == want;
+        if !ok {
+            wrong += 1;
+        }
+        let ms = {
+            let src = StridedMemoryView::from_buffer(&sbuf, sl.clone(), None)?;
+            let mut dst = StridedMemoryViewMut::from_buffer_mut(&mut dbuf, dl.clone(), None)?;
+            time_ms(&stream, 5, || dst.copy_from(&src, Some(&stream)))?
+        };
+        let traffic = read_bytes(&sl) + (plan.volume * isz) as u64;
+        let eff = traffic as f64 / bw / 1e6 / ms;
+        let line = format!(
+            "case {case:3}: eff {eff:.2} ({ms:.3} ms, {:.0} MB moved){} src {sl} dst {dl}",
+            traffic as f64 / 1e6,
+            if ok { "" } else { " WRONG BYTES" }
+        );
+        println!("{line}");
+        results.push((eff, line));
+    }
+    results.sort_by(|x, y| x.0.total_cmp(&y.0));
+    let n = results.len();
+    println!("\ncases: {n}, byte-exact: {}, wrong: {wrong}", n - wrong);
+    println!("median efficiency: {:.2}", results[n / 2].0);
+    println!("10th percentile: {:.2}", results[n / 10].0);
+    println!("ten worst:");
+    for (_, l) in results.iter().take(10) {
+        println!("  {l}");
+    }
+    Ok(())
+}
