@@ -29,9 +29,46 @@ struct Params {
     src: [i64; MAXD],
     dst: [i64; MAXD],
     n: i64,
+    mul: [u32; MAXD],
+    sh: [u32; MAXD],
 }
 
-// SAFETY: plain C struct matching `Params` in PRELUDE (64-bit fields, no padding).
+/// Division of a 32-bit index by a fixed extent `d` as a multiply-high and two shifts
+/// (Granlund and Montgomery): `q = (t + ((n - t) >> sh1)) >> sh2` with `t = mulhi(m, n)`,
+/// exact for every `n < 2^32`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct FastDiv {
+    mul: u32,
+    sh1: u32,
+    sh2: u32,
+}
+
+impl FastDiv {
+    fn new(d: u32) -> FastDiv {
+        let d = d.max(1);
+        let l = if d == 1 {
+            0
+        } else {
+            32 - (d - 1).leading_zeros()
+        };
+        let m = ((1u128 << 32) * ((1u128 << l) - d as u128)) / d as u128 + 1;
+        FastDiv {
+            mul: m as u32,
+            sh1: l.min(1),
+            sh2: l.saturating_sub(1),
+        }
+    }
+
+    /// What the kernel computes.
+    #[cfg(test)]
+    fn div(self, n: u32) -> u32 {
+        let t = ((self.mul as u64 * n as u64) >> 32) as u32;
+        (t + ((n - t) >> self.sh1)) >> self.sh2
+    }
+}
+
+// SAFETY: plain C struct matching `Params` in PRELUDE (64-bit fields, then 32-bit
+// arrays of an even length: no padding).
 unsafe impl DeviceRepr for Params {}
 
 /// Which copy kernel.
@@ -93,7 +130,8 @@ fn function(
         ),
     };
     let src = format!(
-        "#define ELEM {elem}\n#define WORD {word}\n#define NDIM {ndim}\n#define IDX {}\n{PRELUDE}{body}",
+        "#define ELEM {elem}\n#define WORD {word}\n#define NDIM {ndim}\n{}#define IDX {}\n{PRELUDE}{body}",
+        if wide { "" } else { "#define FASTDIV 1\n" },
         if wide {
             "unsigned long long"
         } else {
@@ -134,8 +172,13 @@ pub(crate) fn launch(plan: &CopyPlan, dst: u64, src: u64, stream: &Arc<CudaStrea
         src: [0; MAXD],
         dst: [0; MAXD],
         n: n as i64,
+        mul: [1; MAXD],
+        sh: [0; MAXD],
     };
     for k in 0..plan.ndim() {
+        let f = FastDiv::new(u32::try_from(plan.shape[k]).unwrap_or(u32::MAX));
+        p.mul[k] = f.mul;
+        p.sh[k] = f.sh1 | (f.sh2 << 8);
         p.shape[k] = plan.shape[k];
         p.src[k] = plan.src_strides[k];
         p.dst[k] = plan.dst_strides[k];
@@ -225,4 +268,48 @@ fn packed_ok(plan: &CopyPlan, a: usize, l: usize, src0: u64, dst0: u64) -> bool 
             (k == a || (plan.src_strides[k] * isz) % w == 0)
                 && (k == l || (plan.dst_strides[k] * isz) % w == 0)
         })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::FastDiv;
+
+    #[test]
+    fn fast_division_is_exact() {
+        let mut s = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = || {
+            s ^= s << 13;
+            s ^= s >> 7;
+            s ^= s << 17;
+            s
+        };
+        let mut divisors: Vec<u32> = (1..=4096).collect();
+        divisors.extend([
+            65535,
+            65536,
+            65537,
+            1 << 30,
+            (1 << 31) - 1,
+            1 << 31,
+            u32::MAX - 1,
+            u32::MAX,
+        ]);
+        divisors.extend((0..2000).map(|_| next() as u32 | 1));
+        for &d in &divisors {
+            let f = FastDiv::new(d);
+            let edges = [
+                0,
+                1,
+                d - 1,
+                d,
+                d.wrapping_add(1),
+                u32::MAX,
+                u32::MAX - 1,
+                u32::MAX / 2,
+            ];
+            for n in edges.into_iter().chain((0..200).map(|_| next() as u32)) {
+                assert_eq!(f.div(n), n / d, "{n} / {d}");
+            }
+        }
+    }
 }
