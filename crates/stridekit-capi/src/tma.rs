@@ -1,7 +1,7 @@
 //! `sk_tensor_map_tiled`: a validated TMA descriptor of a view, as 128 bytes.
 
 use crate::handle::lookup;
-use crate::status::{fail, guard, non_null, sk_status, Failure};
+use crate::status::{fail, guard, non_null, sk_status};
 use crate::view::sk_view;
 use stridekit::tma::{
     Interleave, L2Promotion, OobFill, Swizzle, TensorMapDescriptor, TiledOptions,
@@ -21,23 +21,6 @@ pub struct sk_tma_options {
     pub oob_fill_nan: i32,
     /// `rank` element strides (1 to 8), or NULL for all 1.
     pub element_strides: *const u32,
-}
-
-fn pick<T: Copy>(what: &str, v: i32, table: &[(i32, T)]) -> Result<T, Failure> {
-    table
-        .iter()
-        .find(|(k, _)| *k == v)
-        .map(|(_, t)| *t)
-        .ok_or_else(|| {
-            let allowed: Vec<String> = table.iter().map(|(k, _)| k.to_string()).collect();
-            fail(
-                sk_status::SK_ERR_INVALID,
-                format!(
-                    "sk_tensor_map_tiled: {what} {v} is not one of {}",
-                    allowed.join(", ")
-                ),
-            )
-        })
 }
 
 /// Encodes a tiled TMA descriptor of `view` into the 128 bytes at `out` (a `CUtensorMap`;
@@ -78,41 +61,21 @@ pub unsafe extern "C" fn sk_tensor_map_tiled(
         if !options.is_null() {
             // SAFETY: non-NULL and readable (caller).
             let opt = unsafe { *options };
+            let bytes = |v: i32| u32::try_from(v).unwrap_or(u32::MAX);
             o = o
-                .swizzle(pick(
-                    "swizzle",
-                    opt.swizzle,
-                    &[
-                        (0, Swizzle::None),
-                        (32, Swizzle::B32),
-                        (64, Swizzle::B64),
-                        (128, Swizzle::B128),
-                    ],
-                )?)
-                .interleave(pick(
-                    "interleave",
-                    opt.interleave,
-                    &[
-                        (0, Interleave::None),
-                        (16, Interleave::B16),
-                        (32, Interleave::B32),
-                    ],
-                )?)
-                .l2_promotion(pick(
-                    "l2_promotion",
-                    opt.l2_promotion,
-                    &[
-                        (0, L2Promotion::None),
-                        (64, L2Promotion::B64),
-                        (128, L2Promotion::B128),
-                        (256, L2Promotion::B256),
-                    ],
-                )?)
-                .oob_fill(pick(
-                    "oob_fill_nan",
-                    opt.oob_fill_nan,
-                    &[(0, OobFill::Zero), (1, OobFill::Nan)],
-                )?);
+                .swizzle(Swizzle::from_bytes(bytes(opt.swizzle))?)
+                .interleave(Interleave::from_bytes(bytes(opt.interleave))?)
+                .l2_promotion(L2Promotion::from_bytes(bytes(opt.l2_promotion))?)
+                .oob_fill(match opt.oob_fill_nan {
+                    0 => OobFill::Zero,
+                    1 => OobFill::Nan,
+                    v => {
+                        return Err(fail(
+                            sk_status::SK_ERR_INVALID,
+                            format!("{OP}: oob_fill_nan {v} is not 0 (zeros) or 1 (NaN)"),
+                        ))
+                    }
+                });
             if !opt.element_strides.is_null() {
                 // SAFETY: `rank` readable values (caller).
                 let es = unsafe { std::slice::from_raw_parts(opt.element_strides, nd) };

@@ -1,7 +1,6 @@
 //! TMA descriptors for Python: validated by the Rust rules, 128 bytes to pass by value.
 
 use crate::errors::IntoPy;
-use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
 use stridekit::tma::{
@@ -50,17 +49,6 @@ impl PyTensorMap {
     }
 }
 
-fn pick<T: Copy>(what: &str, v: u32, table: &[(u32, T)]) -> PyResult<T> {
-    table
-        .iter()
-        .find(|(k, _)| *k == v)
-        .map(|(_, t)| *t)
-        .ok_or_else(|| {
-            let allowed: Vec<String> = table.iter().map(|(k, _)| k.to_string()).collect();
-            PyValueError::new_err(format!("{what} {v} is not one of {}", allowed.join(", ")))
-        })
-}
-
 pub(crate) fn tiled(
     view: &StridedMemoryView<'static>,
     box_dim: &[u32],
@@ -71,35 +59,9 @@ pub(crate) fn tiled(
     element_strides: Option<Vec<u32>>,
 ) -> PyResult<PyTensorMap> {
     let mut o = TiledOptions::new(box_dim)
-        .swizzle(pick(
-            "swizzle",
-            swizzle,
-            &[
-                (0, Swizzle::None),
-                (32, Swizzle::B32),
-                (64, Swizzle::B64),
-                (128, Swizzle::B128),
-            ],
-        )?)
-        .interleave(pick(
-            "interleave",
-            interleave,
-            &[
-                (0, Interleave::None),
-                (16, Interleave::B16),
-                (32, Interleave::B32),
-            ],
-        )?)
-        .l2_promotion(pick(
-            "l2_promotion",
-            l2,
-            &[
-                (0, L2Promotion::None),
-                (64, L2Promotion::B64),
-                (128, L2Promotion::B128),
-                (256, L2Promotion::B256),
-            ],
-        )?)
+        .swizzle(Swizzle::from_bytes(swizzle).py_err()?)
+        .interleave(Interleave::from_bytes(interleave).py_err()?)
+        .l2_promotion(L2Promotion::from_bytes(l2).py_err()?)
         .oob_fill(if nan { OobFill::Nan } else { OobFill::Zero });
     if let Some(es) = element_strides {
         o = o.element_strides(&es);

@@ -371,3 +371,68 @@ impl Im2colWideOptions {
     }
 }
 common_builders!(Im2colWideOptions);
+
+/// Options given as byte counts, as the C ABI and the Python package take them.
+fn from_bytes<T: Copy>(what: &str, bytes: u32, table: &[(u32, T)]) -> crate::Result<T> {
+    table
+        .iter()
+        .find(|(k, _)| *k == bytes)
+        .map(|(_, t)| *t)
+        .ok_or_else(|| {
+            let allowed: Vec<String> = table.iter().map(|(k, _)| k.to_string()).collect();
+            crate::error::invalid(
+                "TiledOptions",
+                format!(
+                    "{what} {bytes} is not one of {} (bytes)",
+                    allowed.join(", ")
+                ),
+            )
+        })
+}
+
+impl Swizzle {
+    /// The swizzle of a span in bytes: 0 (none), 32, 64 or 128.
+    pub fn from_bytes(bytes: u32) -> crate::Result<Swizzle> {
+        from_bytes(
+            "swizzle",
+            bytes,
+            &[
+                (0, Swizzle::None),
+                (32, Swizzle::B32),
+                (64, Swizzle::B64),
+                (128, Swizzle::B128),
+            ],
+        )
+    }
+}
+
+impl Interleave {
+    /// The interleave of a size in bytes: 0 (none), 16 or 32.
+    pub fn from_bytes(bytes: u32) -> crate::Result<Interleave> {
+        from_bytes(
+            "interleave",
+            bytes,
+            &[
+                (0, Interleave::None),
+                (16, Interleave::B16),
+                (32, Interleave::B32),
+            ],
+        )
+    }
+}
+
+impl L2Promotion {
+    /// The L2 promotion of a size in bytes: 0 (none), 64, 128 or 256.
+    pub fn from_bytes(bytes: u32) -> crate::Result<L2Promotion> {
+        from_bytes(
+            "l2_promotion",
+            bytes,
+            &[
+                (0, L2Promotion::None),
+                (64, L2Promotion::B64),
+                (128, L2Promotion::B128),
+                (256, L2Promotion::B256),
+            ],
+        )
+    }
+}

@@ -540,3 +540,18 @@ fn the_kernel_argument_is_128_bytes_64_aligned() {
     assert_eq!(std::mem::size_of::<CUtensorMap>(), 128);
     assert!(std::mem::align_of::<CUtensorMap>() >= 64);
 }
+
+#[test]
+fn options_from_byte_counts() {
+    assert_eq!(Swizzle::from_bytes(128).unwrap(), Swizzle::B128);
+    assert_eq!(Swizzle::from_bytes(0).unwrap(), Swizzle::None);
+    assert_eq!(Interleave::from_bytes(16).unwrap(), Interleave::B16);
+    assert_eq!(L2Promotion::from_bytes(256).unwrap(), L2Promotion::B256);
+    let e = Swizzle::from_bytes(48).unwrap_err().to_string();
+    assert!(
+        e.contains("swizzle 48 is not one of 0, 32, 64, 128 (bytes)"),
+        "{e}"
+    );
+    assert!(Interleave::from_bytes(64).is_err());
+    assert!(L2Promotion::from_bytes(32).is_err());
+}
