@@ -71,6 +71,7 @@ fn take_capsule(cap: &Bound<'_, PyAny>) -> PyResult<DlpackTensor> {
     let t = if versioned {
         unsafe { DlpackTensor::from_raw_versioned(raw.cast()) }
     } else {
+        // SAFETY: as above, for the legacy struct the "dltensor" capsule carries.
         unsafe { DlpackTensor::from_raw_legacy(raw.cast()) }
     };
     t.py_err()
@@ -423,6 +424,8 @@ impl PyView {
         let view = if me.view.is_read_only() {
             // The new view must stay inside the parent's memory.
             r.view(l, dt).py_err()?;
+            // SAFETY: inside the parent's memory (checked above); `owner` keeps the parent
+            // (and so the memory) alive.
             DynView::ReadOnly(
                 unsafe { StridedMemoryView::from_foreign_span(first, &at_zero, dt, owner) }
                     .py_err()?,
