@@ -311,3 +311,34 @@ fn tiled_transposes_with_batches_edges_and_negative_strides() {
         }
     }
 }
+
+#[test]
+#[ignore = "needs a CUDA device"]
+fn layouts_of_more_than_eight_axes_use_the_large_parameter_block() {
+    let dev = Device::open(0).unwrap();
+    let stream = dev.new_stream().unwrap();
+    let mr = DeviceMemoryResource::new(&dev).unwrap();
+    let mut rng = Rng(0x10d);
+    for (case, isz) in [1usize, 2, 4, 8, 16].into_iter().enumerate() {
+        // Ten axes that cannot merge: a permuted source, a differently permuted destination.
+        let shape = [3i64, 2, 3, 2, 3, 2, 3, 2, 3, 2];
+        let sl = StridedLayout::dense(&shape, isz, Order::Axes(&rng.perm(10))).unwrap();
+        let dl = StridedLayout::dense(&shape, isz, Order::Axes(&rng.perm(10))).unwrap();
+        let bytes = sl.required_size_in_bytes().unwrap();
+        let data = random_bytes(bytes, case as u64 + 77);
+        let poison = random_bytes(bytes, case as u64 + 99);
+        let sbuf = filled(&mr, &data, &stream);
+        let mut dbuf = filled(&mr, &poison, &stream);
+        {
+            let src = StridedMemoryView::from_buffer(&sbuf, sl.clone(), None).unwrap();
+            let mut dst =
+                StridedMemoryViewMut::from_buffer_mut(&mut dbuf, dl.clone(), None).unwrap();
+            dst.copy_from(&src, Some(&stream)).unwrap();
+        }
+        stream.synchronize().unwrap();
+        assert!(
+            read(&dbuf, &stream) == naive_copy(&poison, &dl, &data, &sl),
+            "itemsize {isz}"
+        );
+    }
+}

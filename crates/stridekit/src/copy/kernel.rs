@@ -8,6 +8,17 @@ use stridekit_layout::CopyPlan;
 
 /// Largest rank a kernel parameter block holds (the layout maximum).
 const MAXD: usize = stridekit_layout::MAX_NDIM;
+/// The parameter block of ranks up to this (most copies) is the small one.
+const SMALLD: usize = 8;
+
+/// The parameter block's array length for a plan of rank `nd`.
+fn pmax(nd: usize) -> usize {
+    if nd <= SMALLD {
+        SMALLD
+    } else {
+        MAXD
+    }
+}
 
 /// Declarations every copy kernel shares; `Params` mirrors the Rust struct below.
 const PRELUDE: &str = include_str!("kernels/prelude.cu");
@@ -24,13 +35,13 @@ const TILED_SOURCE: &str = include_str!("kernels/tiled_transpose.cu");
 
 #[repr(C)]
 #[derive(Clone, Copy)]
-struct Params {
-    shape: [i64; MAXD],
-    src: [i64; MAXD],
-    dst: [i64; MAXD],
+struct Params<const D: usize> {
+    shape: [i64; D],
+    src: [i64; D],
+    dst: [i64; D],
     n: i64,
-    mul: [u32; MAXD],
-    sh: [u32; MAXD],
+    mul: [u32; D],
+    sh: [u32; D],
 }
 
 /// Division of a 32-bit index by a fixed extent `d` as a multiply-high and two shifts
@@ -67,9 +78,9 @@ impl FastDiv {
     }
 }
 
-// SAFETY: plain C struct matching `Params` in PRELUDE (64-bit fields, then 32-bit
-// arrays of an even length: no padding).
-unsafe impl DeviceRepr for Params {}
+// SAFETY: plain C struct matching `Params` in PRELUDE with PMAX = D (64-bit fields, then
+// 32-bit arrays of an even length: no padding).
+unsafe impl<const D: usize> DeviceRepr for Params<D> {}
 
 /// Which copy kernel.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -130,7 +141,8 @@ fn function(
         ),
     };
     let src = format!(
-        "#define ELEM {elem}\n#define WORD {word}\n#define NDIM {ndim}\n{}#define IDX {}\n{PRELUDE}{body}",
+        "#define ELEM {elem}\n#define WORD {word}\n#define NDIM {ndim}\n#define PMAX {}\n{}#define IDX {}\n{PRELUDE}{body}",
+        pmax(ndim),
         if wide { "" } else { "#define FASTDIV 1\n" },
         if wide {
             "unsigned long long"
@@ -164,16 +176,46 @@ fn poisoned() -> Error {
 /// Launches the copy of `plan` from `src` to `dst` (device-accessible addresses of offset 0):
 /// a shared-memory tiled transpose when the plan is one, the generic kernel otherwise.
 pub(crate) fn launch(plan: &CopyPlan, dst: u64, src: u64, stream: &Arc<CudaStream>) -> Result<()> {
+    if pmax(plan.ndim().max(1)) == SMALLD {
+        launch_with::<SMALLD>(plan, dst, src, stream)
+    } else {
+        launch_with::<MAXD>(plan, dst, src, stream)
+    }
+}
+
+/// SMs of the stream's device, asked once per device.
+fn sm_count(stream: &Arc<CudaStream>) -> Result<u64> {
+    static SMS: OnceLock<Mutex<HashMap<usize, u64>>> = OnceLock::new();
+    let ctx = stream.context();
+    let map = SMS.get_or_init(|| Mutex::new(HashMap::new()));
+    if let Some(&n) = map.lock().map_err(|_| poisoned())?.get(&ctx.ordinal()) {
+        return Ok(n);
+    }
+    let n = ctx
+        .attribute(
+            cudarc::driver::sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT,
+        )
+        .map_err(driver("strided copy kernel", "cuDeviceGetAttribute"))? as u64;
+    map.lock().map_err(|_| poisoned())?.insert(ctx.ordinal(), n);
+    Ok(n)
+}
+
+fn launch_with<const D: usize>(
+    plan: &CopyPlan,
+    dst: u64,
+    src: u64,
+    stream: &Arc<CudaStream>,
+) -> Result<()> {
     const OP: &str = "strided copy kernel";
     let nd = plan.ndim().max(1);
     let n = plan.volume as u64;
-    let mut p = Params {
-        shape: [1; MAXD],
-        src: [0; MAXD],
-        dst: [0; MAXD],
+    let mut p = Params::<D> {
+        shape: [1; D],
+        src: [0; D],
+        dst: [0; D],
         n: n as i64,
-        mul: [1; MAXD],
-        sh: [0; MAXD],
+        mul: [1; D],
+        sh: [0; D],
     };
     for k in 0..plan.ndim() {
         let f = FastDiv::new(u32::try_from(plan.shape[k]).unwrap_or(u32::MAX));
@@ -225,12 +267,7 @@ pub(crate) fn launch(plan: &CopyPlan, dst: u64, src: u64, stream: &Arc<CudaStrea
 
     let wide = n > u32::MAX as u64 / 2;
     let f = function(stream, plan.itemsize, nd, wide, Variant::Generic)?;
-    let sms = stream
-        .context()
-        .attribute(
-            cudarc::driver::sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT,
-        )
-        .map_err(driver(OP, "cuDeviceGetAttribute"))? as u64;
+    let sms = sm_count(stream)?;
     let blocks = n.div_ceil(256).clamp(1, sms.max(1) * 16) as u32;
     let cfg = LaunchConfig {
         grid_dim: (blocks, 1, 1),
@@ -273,6 +310,17 @@ fn packed_ok(plan: &CopyPlan, a: usize, l: usize, src0: u64, dst0: u64) -> bool 
 #[cfg(test)]
 mod tests {
     use super::FastDiv;
+
+    #[test]
+    fn parameter_blocks_match_the_cuda_struct() {
+        // shape, src, dst (PMAX x 8 bytes each), n (8), mul and sh (PMAX x 4 each).
+        assert_eq!(std::mem::size_of::<super::Params<8>>(), 3 * 64 + 8 + 2 * 32);
+        assert_eq!(
+            std::mem::size_of::<super::Params<64>>(),
+            3 * 512 + 8 + 2 * 256
+        );
+        assert_eq!((super::pmax(1), super::pmax(8), super::pmax(9)), (8, 8, 64));
+    }
 
     #[test]
     fn fast_division_is_exact() {
