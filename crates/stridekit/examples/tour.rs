@@ -274,9 +274,38 @@ fn tma_tour(dev: &Device) -> Result<(), stridekit::Error> {
     Ok(())
 }
 
+/// Views on the host: a transposing copy, and a round trip through DLPack.
+fn host_views() -> Result<(), stridekit::Error> {
+    println!("\n== Views and DLPack (no GPU needed)");
+    let src: Vec<f32> = (0..12).map(|i| i as f32).collect();
+    let mut out = StridedMemoryViewMut::from_vec(vec![0f32; 12], &[12])?
+        .into_view_mut(StridedLayout::dense(&[3, 4], 4, Order::F)?, None)?;
+    out.copy_from(&StridedMemoryView::from_slice(&src, &[3, 4])?, None)?;
+    let memory = out.view(StridedLayout::dense(&[12], 4, Order::C)?, None)?;
+    println!(
+        "(3,4) row-major copied into column-major memory: {:?}",
+        memory.to_vec::<f32>()?
+    );
+    // Out as a DLPack tensor (the consumer becomes the writer), and back in.
+    let tensor = out.into_dlpack()?;
+    // SAFETY: the tensor came from stridekit; nothing else touches its memory.
+    let back = unsafe { StridedMemoryView::from_dlpack(tensor)? };
+    println!(
+        "back from DLPack: shape {:?}, strides {:?}, flags {:?}",
+        back.shape(),
+        back.layout().strides(),
+        back.imported_flags()
+    );
+    Ok(())
+}
+
 fn main() {
     if let Err(e) = layouts() {
         eprintln!("layout error: {e}");
+        std::process::exit(1);
+    }
+    if let Err(e) = host_views() {
+        eprintln!("view error: {e}");
         std::process::exit(1);
     }
     if !stridekit::cuda_available() {
