@@ -26,7 +26,6 @@ fn _stridekit(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(memory::prefetch, m)?)?;
     m.add_function(wrap_pyfunction!(memory::discard, m)?)?;
     m.add_function(wrap_pyfunction!(memory::discard_prefetch, m)?)?;
-    m.add_function(wrap_pyfunction!(view::_dtypes, m)?)?;
     m.add("cuda_available", stridekit::cuda_available())?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())

@@ -6,7 +6,7 @@ use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use std::sync::Arc;
 use stridekit::dlpack::with_ordered_stream;
-use stridekit::managed::{self, Location, ManagedRange};
+use stridekit::managed::{self, BatchLocations, Location, ManagedRange};
 use stridekit::{
     Buffer, Device, DeviceMemoryResource, ManagedMemoryResource, MemoryKind, MemoryResource,
     PinnedMemoryResource,
@@ -294,10 +294,29 @@ fn buffers_of(obj: &Bound<'_, PyAny>) -> PyResult<Vec<Arc<Buffer>>> {
     }
 }
 
-fn locations_of(obj: &Bound<'_, PyAny>) -> PyResult<Vec<Location>> {
-    match location(obj) {
-        Ok(l) => Ok(vec![l]),
-        Err(_) => obj.try_iter()?.map(|l| location(&l?)).collect(),
+/// Locations as given: one for every buffer, or a list with one per buffer.
+enum Locations {
+    One(Location),
+    PerBuffer(Vec<Location>),
+}
+
+impl Locations {
+    fn of(obj: &Bound<'_, PyAny>) -> PyResult<Self> {
+        match location(obj) {
+            Ok(l) => Ok(Locations::One(l)),
+            Err(_) => Ok(Locations::PerBuffer(
+                obj.try_iter()?
+                    .map(|l| location(&l?))
+                    .collect::<PyResult<_>>()?,
+            )),
+        }
+    }
+
+    fn batch(&self) -> BatchLocations<'_> {
+        match self {
+            Locations::One(l) => BatchLocations::All(*l),
+            Locations::PerBuffer(v) => BatchLocations::PerRange(v),
+        }
     }
 }
 
@@ -343,13 +362,9 @@ pub(crate) fn discard_prefetch(
     locations: &Bound<'_, PyAny>,
     stream: Option<&Bound<'_, PyAny>>,
 ) -> PyResult<()> {
-    let (bufs, locs) = (buffers_of(buffers)?, locations_of(locations)?);
+    let (bufs, locs) = (buffers_of(buffers)?, Locations::of(locations)?);
     batched(py, bufs, stream, move |r, s| {
-        if locs.len() == 1 {
-            managed::discard_and_prefetch_batch(r, locs[0], s)
-        } else {
-            managed::discard_and_prefetch_batch(r, &locs[..], s)
-        }
+        managed::discard_and_prefetch_batch(r, locs.batch(), s)
     })
 }
 
@@ -363,12 +378,8 @@ pub(crate) fn prefetch(
     locations: &Bound<'_, PyAny>,
     stream: Option<&Bound<'_, PyAny>>,
 ) -> PyResult<()> {
-    let (bufs, locs) = (buffers_of(buffers)?, locations_of(locations)?);
+    let (bufs, locs) = (buffers_of(buffers)?, Locations::of(locations)?);
     batched(py, bufs, stream, move |r, s| {
-        if locs.len() == 1 {
-            managed::prefetch_batch(r, locs[0], s)
-        } else {
-            managed::prefetch_batch(r, &locs[..], s)
-        }
+        managed::prefetch_batch(r, locs.batch(), s)
     })
 }

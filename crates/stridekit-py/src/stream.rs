@@ -37,7 +37,12 @@ pub(crate) fn handle(obj: Option<&Bound<'_, PyAny>>) -> PyResult<Option<i64>> {
 /// A stream argument for ordering: None is the legacy default stream, -1 no
 /// synchronisation, 0 the legacy default stream (CUDA's NULL stream), 2 the per-thread one.
 pub(crate) fn exchange(obj: Option<&Bound<'_, PyAny>>) -> PyResult<ExchangeStream> {
-    Ok(match handle(obj)? {
+    exchange_of(handle(obj)?)
+}
+
+/// [`exchange`] of a handle already read (None: the legacy default stream).
+pub(crate) fn exchange_of(handle: Option<i64>) -> PyResult<ExchangeStream> {
+    Ok(match handle {
         None | Some(0) | Some(1) => ExchangeStream::Stream(StreamRef::LegacyDefault),
         Some(-1) => ExchangeStream::NoSync,
         Some(2) => ExchangeStream::Stream(StreamRef::PerThreadDefault),

@@ -13,9 +13,7 @@ use pyo3::types::{PyDict, PyTuple};
 use std::ffi::{c_void, CStr};
 use stridekit::dlpack::{wait_for_producer, DlpackTensor, ExchangeStream, StreamRef};
 use stridekit::view::DynView;
-use stridekit::{
-    CopyOptions, DType, MemoryKind, StridedLayout, StridedMemoryView, StridedMemoryViewMut,
-};
+use stridekit::{CopyOptions, MemoryKind, StridedLayout, StridedMemoryView, StridedMemoryViewMut};
 
 const VERSIONED: &CStr = c"dltensor_versioned";
 const LEGACY: &CStr = c"dltensor";
@@ -179,11 +177,7 @@ fn exchange_view(
                 0 => ExchangeStream::Stream(StreamRef::LegacyDefault),
                 h => ExchangeStream::Stream(StreamRef::Handle(h)),
             };
-            let consumer = match stream_ptr {
-                None | Some(0) | Some(1) => ExchangeStream::Stream(StreamRef::LegacyDefault),
-                Some(2) => ExchangeStream::Stream(StreamRef::PerThreadDefault),
-                Some(h) => ExchangeStream::Stream(StreamRef::Handle(h as usize)),
-            };
+            let consumer = stream::exchange_of(stream_ptr)?;
             wait_for_producer(producer, consumer, dev.device_id.max(0) as usize).py_err()?;
         }
     }
@@ -250,12 +244,7 @@ fn interface_view(
             _ => None,
         };
         let producer = ExchangeStream::from_cuda_array_interface(producer).py_err()?;
-        let consumer = match stream_ptr {
-            Some(-1) => ExchangeStream::NoSync,
-            None | Some(0) | Some(1) => ExchangeStream::Stream(StreamRef::LegacyDefault),
-            Some(2) => ExchangeStream::Stream(StreamRef::PerThreadDefault),
-            Some(h) => ExchangeStream::Stream(StreamRef::Handle(h as usize)),
-        };
+        let consumer = stream::exchange_of(stream_ptr)?;
         let dev = view.as_view().device_ordinal().unwrap_or(0);
         wait_for_producer(producer, consumer, dev).py_err()?;
     }
@@ -637,10 +626,4 @@ impl PyView {
             if self.view.is_read_only() { "True" } else { "False" }
         )
     }
-}
-
-/// The dtype-free `DType` list, for tests.
-#[pyfunction]
-pub(crate) fn _dtypes() -> Vec<String> {
-    DType::all().iter().map(|d| format!("{d:?}")).collect()
 }

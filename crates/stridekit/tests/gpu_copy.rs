@@ -3,10 +3,10 @@
 
 mod common;
 
-use common::{naive_copy, random_bytes, random_layout, Rng};
+use common::{filled, naive_copy, random_bytes, random_layout, read, Rng};
 use std::sync::Arc;
 use stridekit::{
-    Buffer, CudaStream, DType, Device, DeviceMemoryResource, Error, HostMemoryResource,
+    CudaStream, DType, Device, DeviceMemoryResource, Error, HostMemoryResource,
     ManagedMemoryResource, MemoryResource, Order, PinnedMemoryResource, StridedLayout,
     StridedMemoryView, StridedMemoryViewMut,
 };
@@ -27,18 +27,6 @@ fn kinds(dev: &Device) -> Kinds {
             ("device", Box::new(DeviceMemoryResource::new(dev).unwrap())),
         ],
     }
-}
-
-fn filled(mr: &dyn MemoryResource, bytes: &[u8], stream: &Arc<CudaStream>) -> Buffer {
-    let mut b = mr.allocate(bytes.len(), stream).unwrap();
-    b.copy_from_host(bytes, stream).unwrap();
-    b
-}
-
-fn read(b: &Buffer, stream: &Arc<CudaStream>) -> Vec<u8> {
-    let mut out = vec![0u8; b.size()];
-    b.copy_to_host(&mut out, stream).unwrap();
-    out
 }
 
 /// One random copy; returns a description when it fails.

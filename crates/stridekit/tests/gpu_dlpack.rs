@@ -3,23 +3,15 @@
 
 mod common;
 
-use common::{naive_copy, random_bytes};
+use common::{filled, naive_copy, random_bytes};
 use dlpark::allocation::dynamic::Initialized;
 use dlpark::ffi::{DLDevice, DLDeviceType, DLManagedTensorVersioned};
-use std::sync::Arc;
 use stridekit::cudarc::driver::{LaunchConfig, PushKernelArg};
 use stridekit::dlpack::{wait_for_producer, ExchangeStream, StreamRef};
 use stridekit::{
-    Buffer, CudaStream, DType, Device, DeviceMemoryResource, ManagedMemoryResource, MemoryKind,
-    MemoryResource, Order, PinnedMemoryResource, StridedLayout, StridedMemoryView,
-    StridedMemoryViewMut,
+    DType, Device, DeviceMemoryResource, ManagedMemoryResource, MemoryKind, MemoryResource, Order,
+    PinnedMemoryResource, StridedLayout, StridedMemoryView, StridedMemoryViewMut,
 };
-
-fn filled(mr: &dyn MemoryResource, bytes: &[u8], stream: &Arc<CudaStream>) -> Buffer {
-    let mut b = mr.allocate(bytes.len(), stream).unwrap();
-    b.copy_from_host(bytes, stream).unwrap();
-    b
-}
 
 #[test]
 #[ignore = "needs a CUDA device"]

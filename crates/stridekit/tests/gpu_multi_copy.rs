@@ -4,10 +4,10 @@
 
 mod common;
 
-use common::{naive_copy, random_bytes, random_layout, Rng};
+use common::{filled, naive_copy, random_bytes, random_layout, read, Rng};
 use std::sync::Arc;
 use stridekit::{
-    peer, Buffer, CudaStream, Device, DeviceMemoryResource, ManagedMemoryResource, MemoryResource,
+    peer, CudaStream, Device, DeviceMemoryResource, ManagedMemoryResource, MemoryResource,
     StridedMemoryView, StridedMemoryViewMut,
 };
 
@@ -18,18 +18,6 @@ fn two_gpus() -> Option<(Device, Device)> {
         return None;
     }
     Some((Device::open(0).unwrap(), Device::open(1).unwrap()))
-}
-
-fn filled(mr: &dyn MemoryResource, bytes: &[u8], stream: &Arc<CudaStream>) -> Buffer {
-    let mut b = mr.allocate(bytes.len(), stream).unwrap();
-    b.copy_from_host(bytes, stream).unwrap();
-    b
-}
-
-fn read(b: &Buffer, stream: &Arc<CudaStream>) -> Vec<u8> {
-    let mut out = vec![0u8; b.size()];
-    b.copy_to_host(&mut out, stream).unwrap();
-    out
 }
 
 /// One random copy from `from` to `to` on `stream`; a description on failure.

@@ -114,3 +114,21 @@ pub fn random_layout(
     }
     (l, base.required_size_in_bytes().unwrap())
 }
+
+/// A buffer from `mr` holding `bytes`.
+pub fn filled(
+    mr: &dyn stridekit::MemoryResource,
+    bytes: &[u8],
+    stream: &std::sync::Arc<stridekit::CudaStream>,
+) -> stridekit::Buffer {
+    let mut b = mr.allocate(bytes.len(), stream).unwrap();
+    b.copy_from_host(bytes, stream).unwrap();
+    b
+}
+
+/// All bytes of a buffer.
+pub fn read(b: &stridekit::Buffer, stream: &std::sync::Arc<stridekit::CudaStream>) -> Vec<u8> {
+    let mut out = vec![0u8; b.size()];
+    b.copy_to_host(&mut out, stream).unwrap();
+    out
+}
