@@ -25,6 +25,7 @@ mod error;
 mod layout;
 mod plan;
 mod repack;
+mod schedule;
 mod slice;
 mod transform;
 
@@ -33,5 +34,6 @@ pub use error::{LayoutError, Op, Result, Tuple};
 pub use layout::{Order, StridedLayout};
 pub use plan::CopyPlan;
 pub use repack::RepackOptions;
+pub use schedule::{CopyStep, TilePlan, TILE_MAX_AXES};
 pub use slice::{IntoRangeBounds, SliceArg};
 pub use transform::AxisMask;

@@ -151,6 +151,32 @@ impl CopyPlan {
             .map(|a| (a, l))
     }
 
+    /// Bytes per word of a tiled transpose over axes `a` (source-contiguous) and `l`
+    /// (destination-contiguous), given the two base addresses: 4 for 1- and 2-byte
+    /// elements, 8 for 4-byte ones, when both bases (with their offsets) and every stride
+    /// other than the two unit ones keep each word aligned; else the itemsize.
+    pub fn transpose_word(&self, a: usize, l: usize, dst_ptr: u64, src_ptr: u64) -> usize {
+        let w = match self.itemsize {
+            1 | 2 => 4i64,
+            4 => 8,
+            _ => return self.itemsize,
+        };
+        let isz = self.itemsize as i64;
+        let src0 = src_ptr.wrapping_add_signed(self.src_offset * isz);
+        let dst0 = dst_ptr.wrapping_add_signed(self.dst_offset * isz);
+        let aligned = src0.is_multiple_of(w as u64)
+            && dst0.is_multiple_of(w as u64)
+            && (0..self.ndim()).all(|k| {
+                (k == a || (self.src_strides[k] * isz) % w == 0)
+                    && (k == l || (self.dst_strides[k] * isz) % w == 0)
+            });
+        if aligned {
+            w as usize
+        } else {
+            self.itemsize
+        }
+    }
+
     /// True when both sides are one gap-free run of bytes in the same order: one memcpy.
     pub fn is_contiguous(&self) -> bool {
         self.volume == 0

@@ -1,5 +1,7 @@
 //! Copies at the memory roofline? 200 random layouts (fixed seed), each 64-128 MiB of
-//! elements, device to device: `cargo run --release --example random_bench` on a GPU.
+//! elements, device to device: `cargo run --release --example random_bench [N [FILE]]` on
+//! a GPU. With FILE, every case (layouts, roofline bytes, time) is written there as JSON
+//! lines, for `bench/random_compare.py` to time PyTorch on the same layouts.
 //!
 //! Each case is checked byte for byte (gaps of the destination included) against a host
 //! reference, then timed (median of 5, CUDA events). Its roofline is the DRAM traffic it
@@ -13,8 +15,8 @@ use std::sync::Arc;
 use stridekit::cudarc::driver::sys::CUevent_flags;
 use stridekit::cudarc::driver::{LaunchConfig, PushKernelArg};
 use stridekit::{
-    CopyPlan, CudaStream, Device, DeviceMemoryResource, MemoryResource, Order, SliceArg,
-    StridedLayout, StridedMemoryView, StridedMemoryViewMut,
+    CopyPlan, CudaStream, Device, DeviceMemoryResource, MemoryResource, Order, StridedLayout,
+    StridedMemoryView, StridedMemoryViewMut,
 };
 
 type R<T> = Result<T, stridekit::Error>;
@@ -26,25 +28,8 @@ fn err(e: impl std::fmt::Display) -> stridekit::Error {
     }
 }
 
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n.max(1)
-    }
-    fn perm(&mut self, n: usize) -> Vec<i64> {
-        let mut p: Vec<i64> = (0..n as i64).collect();
-        for i in (1..n).rev() {
-            p.swap(i, self.below(i as u64 + 1) as usize);
-        }
-        p
-    }
-}
+#[path = "../tests/common/random_set.rs"]
+mod random_set;
 
 /// The byte at offset `o` of the source pattern (what the fill kernel writes).
 fn pattern(o: u64) -> u8 {
@@ -62,56 +47,6 @@ extern "C" __global__ void fill(unsigned int* p, unsigned long long words) {
     }
 }
 "#;
-
-/// A random layout of `shape`: dense in a random axis order inside a padded allocation,
-/// sliced with steps and flips; with `bcast`, some axes read one element (stride 0).
-fn layout(rng: &mut Rng, shape: &[i64], isz: usize, bcast: bool) -> R<StridedLayout> {
-    let nd = shape.len();
-    let mut budget = 4i64; // product of |steps|
-    let mut steps = vec![1i64; nd];
-    let mut pads = vec![0i64; nd];
-    let mut b = shape.to_vec();
-    for i in 0..nd {
-        let s: i64 = [1, 1, 1, 2, -1, -1, -2][rng.below(7) as usize];
-        if s.abs() <= budget {
-            steps[i] = s;
-            budget /= s.abs();
-        }
-        if shape[i] >= 8 && rng.below(3) == 0 {
-            pads[i] = 1 + rng.below(2) as i64;
-        }
-        if bcast && shape[i] > 1 && rng.below(4) == 0 {
-            b[i] = 1;
-        }
-    }
-    let big: Vec<i64> = (0..nd).map(|i| b[i] * steps[i].abs() + pads[i]).collect();
-    let base = StridedLayout::dense(&big, isz, Order::Axes(&rng.perm(nd)))?;
-    let slices: Vec<SliceArg> = (0..nd)
-        .map(|i| {
-            let n = b[i] * steps[i].abs();
-            let start = if pads[i] > 0 {
-                rng.below(pads[i] as u64 + 1) as i64
-            } else {
-                0
-            };
-            if steps[i] > 0 {
-                SliceArg::Range {
-                    start: Some(start),
-                    stop: Some(start + n),
-                    step: steps[i],
-                }
-            } else {
-                SliceArg::Range {
-                    start: Some(start + n - 1),
-                    stop: if start == 0 { None } else { Some(start - 1) },
-                    step: steps[i],
-                }
-            }
-        })
-        .collect();
-    let l = base.sliced(&slices)?;
-    Ok(if bcast { l.broadcast_to(shape)? } else { l })
-}
 
 /// Sectors (32 bytes) the reads of `l` touch: per row along the smallest nonzero stride,
 /// capped by the span; axes of stride 0 are read once.
@@ -150,6 +85,25 @@ fn read_bytes(l: &StridedLayout) -> u64 {
     let (lo, hi) = l.offset_bounds();
     let span = ((hi - lo + 1) * isz) as u64;
     ((rows * per_row) as u64 * 32).min(span.div_ceil(32) * 32 + 32)
+}
+
+/// The schedule's steps, e.g. `tiled(r16,w4)+elementwise`.
+fn steps(plan: &CopyPlan, dptr: u64, sptr: u64) -> String {
+    plan.schedule(dptr, sptr)
+        .iter()
+        .map(|s| match s {
+            stridekit::CopyStep::Memcpy(_) => "memcpy".to_string(),
+            stridekit::CopyStep::Elementwise(p) => format!("elementwise(w{})", p.itemsize),
+            stridekit::CopyStep::Transpose { .. } => "transpose".to_string(),
+            stridekit::CopyStep::Tiled(t) => format!(
+                "tiled(v{},r{},w{})",
+                t.volume(),
+                t.read_word * t.itemsize,
+                t.write_word * t.itemsize
+            ),
+        })
+        .collect::<Vec<_>>()
+        .join("+")
 }
 
 fn time_ms(stream: &Arc<CudaStream>, reps: usize, mut f: impl FnMut() -> R<()>) -> R<f64> {
@@ -197,33 +151,19 @@ fn main() -> R<()> {
     drop((a, b));
     let bw = 2.0 * gib as f64 / ceiling_ms / 1e6; // GB/s, read + write
     println!("ceiling: contiguous 1 GiB device copy {bw:.0} GB/s (read + write)");
-    let mut rng = Rng(0x5eed_2026);
+    let out_file = std::env::args().nth(2);
+    let mut lines = String::new();
+    let mut rng = random_set::Rng(random_set::SEED);
     let mut results: Vec<(f64, String)> = vec![];
     let mut wrong = 0;
     for case in 0..n_cases {
-        let nd = 1 + rng.below(6) as usize;
-        let isz = [1usize, 2, 4, 8, 16][rng.below(5) as usize];
-        let target = ((64 + rng.below(65)) << 20) as i64 / isz as i64; // elements
-        let mut shape: Vec<i64> = (0..nd.saturating_sub(1))
-            .map(|_| match rng.below(4) {
-                0 => 1 + rng.below(3) as i64,        // tiny
-                1 => 3,                              // an inner 3 (RGB)
-                _ => (2 + rng.below(62) as i64) | 1, // odd
-            })
-            .collect();
-        let prod: i64 = shape.iter().product::<i64>().max(1);
-        shape.insert(rng.below(nd as u64) as usize, (target / prod).max(1));
-        let bcast = rng.below(8) == 0;
-        let sl = layout(&mut rng, &shape, isz, bcast)?;
-        let dl = layout(&mut rng, &shape, isz, false)?;
-        let (slo, shi) = sl.offset_bounds();
-        let (dlo, dhi) = dl.offset_bounds();
-        let sbytes = ((shi - slo + 1) as usize) * isz;
-        let dbytes = ((dhi - dlo + 1) as usize) * isz;
-        let sl =
-            StridedLayout::with_offset(sl.shape(), sl.strides(), isz, sl.slice_offset() - slo)?;
-        let dl =
-            StridedLayout::with_offset(dl.shape(), dl.strides(), isz, dl.slice_offset() - dlo)?;
+        let random_set::Case {
+            src: sl,
+            dst: dl,
+            src_bytes: sbytes,
+            dst_bytes: dbytes,
+        } = random_set::next_case(&mut rng, 64);
+        let isz = sl.itemsize();
         let sbuf = mr.allocate(sbytes.next_multiple_of(4), &stream)?;
         let mut dbuf = mr.allocate(dbytes, &stream)?;
         let words = sbytes.div_ceil(4) as u64;
@@ -282,12 +222,33 @@ fn main() -> R<()> {
         let traffic = read_bytes(&sl) + (plan.volume * isz) as u64;
         let eff = traffic as f64 / bw / 1e6 / ms;
         let line = format!(
-            "case {case:3}: eff {eff:.2} ({ms:.3} ms, {:.0} MB moved){} src {sl} dst {dl}",
+            "case {case:3}: eff {eff:.2} ({ms:.3} ms, {:.0} MB moved){} [{}] src {sl} dst {dl}",
             traffic as f64 / 1e6,
-            if ok { "" } else { " WRONG BYTES" }
+            if ok { "" } else { " WRONG BYTES" },
+            steps(&plan, dbuf.ptr(), sbuf.ptr())
         );
         println!("{line}");
         results.push((eff, line));
+        let tuple = |v: &[i64]| {
+            format!(
+                "[{}]",
+                v.iter()
+                    .map(|x| x.to_string())
+                    .collect::<Vec<_>>()
+                    .join(",")
+            )
+        };
+        lines.push_str(&format!(
+            "{{\"case\":{case},\"itemsize\":{isz},\"shape\":{},\"src_strides\":{},\"src_offset\":{},\"src_bytes\":{sbytes},\"dst_strides\":{},\"dst_offset\":{},\"dst_bytes\":{dbytes},\"traffic\":{traffic},\"ms\":{ms},\"eff\":{eff},\"exact\":{ok}}}\n",
+            tuple(sl.shape()),
+            tuple(sl.strides()),
+            sl.slice_offset(),
+            tuple(dl.strides()),
+            dl.slice_offset(),
+        ));
+    }
+    if let Some(path) = out_file {
+        std::fs::write(&path, lines).map_err(err)?;
     }
     results.sort_by(|x, y| x.0.total_cmp(&y.0));
     let n = results.len();

@@ -49,6 +49,8 @@ pub use memory::{
 };
 pub use pointer::{pointer_info, PointerInfo, PointerKind};
 pub use stridekit_layout as layout;
-pub use stridekit_layout::{s, CopyPlan, LayoutError, Order, SliceArg, StridedLayout};
+pub use stridekit_layout::{
+    s, CopyPlan, CopyStep, LayoutError, Order, SliceArg, StridedLayout, TilePlan,
+};
 pub use tma::TensorMapDescriptor;
 pub use view::{StridedMemoryView, StridedMemoryViewBase, StridedMemoryViewMut};

@@ -56,12 +56,7 @@ pub(super) fn copy_across(
         });
     }
     if peer::usable(here, other)? {
-        return kernel::launch(
-            &plan.vectorized(dst.ptr(), src.ptr()),
-            dst.ptr(),
-            src.ptr(),
-            stream,
-        );
+        return kernel::launch(plan, dst.ptr(), src.ptr(), stream);
     }
     // Without peer access: gather into a dense temporary on the source's device, move it
     // whole with cuMemcpyPeerAsync (the driver stages it), scatter on the destination's.

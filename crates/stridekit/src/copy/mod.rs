@@ -116,7 +116,7 @@ impl Ctx<'_, '_> {
                 self.stream,
             );
         }
-        kernel::launch(&plan.vectorized(dst, src), dst, src, self.stream)
+        kernel::launch(plan, dst, src, self.stream)
     }
 }
 

@@ -44,26 +44,8 @@ pub fn naive_copy(dst: &[u8], dl: &StridedLayout, src: &[u8], sl: &StridedLayout
     out
 }
 
-/// A small deterministic generator for random test cases.
-pub struct Rng(pub u64);
-impl Rng {
-    pub fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-    pub fn below(&mut self, n: u64) -> u64 {
-        self.next() % n.max(1)
-    }
-    pub fn perm(&mut self, n: usize) -> Vec<i64> {
-        let mut p: Vec<i64> = (0..n as i64).collect();
-        for i in (1..n).rev() {
-            p.swap(i, self.below(i as u64 + 1) as usize);
-        }
-        p
-    }
-}
+pub mod random_set;
+pub use random_set::Rng;
 
 /// A random layout of `shape`: dense in a random order inside a padded allocation, then
 /// sliced with random (possibly negative) steps; with `broadcast`, some axes have stride 0.

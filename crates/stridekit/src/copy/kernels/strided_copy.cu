@@ -1,25 +1,40 @@
-// One thread per element, any layouts: the generic strided copy. With 32-bit indices
-// (FASTDIV) each division by an extent is a multiply-high and two shifts.
+// The generic strided copy, any layouts: consecutive threads take consecutive
+// destination-order elements (coalesced writes, and coalesced reads where the source
+// shares the fast axis). Each thread loads UNR elements, a block's width apart, before it
+// stores any, so that enough bytes are in flight to cover memory latency. With 32-bit
+// indices (FASTDIV) each division by an extent is a multiply-high and two shifts.
 extern "C" __global__ void __launch_bounds__(256) strided_copy(const ELEM* __restrict__ src, ELEM* __restrict__ dst, const Params p) {
     const IDX n = (IDX)p.n;
-    const IDX step = (IDX)gridDim.x * blockDim.x;
-    for (IDX i = (IDX)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += step) {
-        IDX rem = i;
-        long long so = 0, d = 0;
+    const IDX chunk = (IDX)blockDim.x * UNR;
+    for (IDX b = (IDX)blockIdx.x * chunk; b < n; b += (IDX)gridDim.x * chunk) {
+        ELEM v[UNR];
+        long long at[UNR];
 #pragma unroll
-        for (int k = NDIM - 1; k >= 0; --k) {
-            const IDX e = (IDX)p.shape[k];
+        for (int u = 0; u < UNR; ++u) {
+            const IDX i = b + (IDX)u * blockDim.x + threadIdx.x;
+            at[u] = -1;
+            if (i < n) {
+                IDX rem = i;
+                long long so = 0, d = 0;
+#pragma unroll
+                for (int k = NDIM - 1; k >= 0; --k) {
 #ifdef FASTDIV
-            const unsigned t = __umulhi(rem, p.mul[k]);
-            const IDX q = (t + ((rem - t) >> (p.sh[k] & 0xffu))) >> (p.sh[k] >> 8);
+                    const unsigned t = __umulhi(rem, p.mul[k]);
+                    const IDX q = (t + ((rem - t) >> (p.sh[k] & 0xffu))) >> (p.sh[k] >> 8);
 #else
-            const IDX q = rem / e;
+                    const IDX q = rem / (IDX)p.shape[k];
 #endif
-            const IDX j = rem - q * e;
-            rem = q;
-            so += (long long)j * p.src[k];
-            d += (long long)j * p.dst[k];
+                    const IDX j = rem - q * (IDX)p.shape[k];
+                    rem = q;
+                    so += (long long)j * p.src[k];
+                    d += (long long)j * p.dst[k];
+                }
+                v[u] = src[so];
+                at[u] = d;
+            }
         }
-        dst[d] = src[so];
+#pragma unroll
+        for (int u = 0; u < UNR; ++u)
+            if (at[u] >= 0) dst[at[u]] = v[u];
     }
 }

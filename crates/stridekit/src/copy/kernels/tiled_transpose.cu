@@ -2,7 +2,8 @@
 // source's contiguous axis `a`, written coalesced along the destination's contiguous
 // axis `l`; the other axes are batches (blockIdx.z, looping past the grid limit). With
 // WORD = ELEM the tile holds elements; with a wider WORD (4 or 8 bytes for 1-, 2- and
-// 4-byte elements) each thread moves a word per access.
+// 4-byte elements) each thread moves a word per access. Whole tiles issue all of a
+// thread's row loads before storing any, so that enough bytes are in flight.
 #define V ((int)(sizeof(WORD) / sizeof(ELEM)))
 #define T (32 * V)
 union Word { WORD w; ELEM e[sizeof(WORD) / sizeof(ELEM)]; };
@@ -24,17 +25,32 @@ extern "C" __global__ void __launch_bounds__(256) tiled_transpose(const ELEM* __
             d += j * p.dst[k];
         }
         const long long ia = a0 + tx;
-        for (int i = threadIdx.y; i < T; i += 8) {
-            const long long il = l0 + i;
-            if (il >= nl) break;
-            const ELEM* s = src + so + il * sl + ia;
-            if (ia + V <= na) {
-                Word u;
-                u.w = *reinterpret_cast<const WORD*>(s);
+        if (a0 + T <= na && l0 + T <= nl) {
+            // A whole tile: every row's word loads first (T / 8 in flight per thread).
+            WORD buf[T / 8];
 #pragma unroll
-                for (int v = 0; v < V; ++v) tile[i][tx + v] = u.e[v];
-            } else {
-                for (int v = 0; v < V; ++v) if (ia + v < na) tile[i][tx + v] = s[v];
+            for (int r = 0; r < T / 8; ++r)
+                buf[r] = *reinterpret_cast<const WORD*>(src + so + (l0 + threadIdx.y + 8 * r) * sl + ia);
+#pragma unroll
+            for (int r = 0; r < T / 8; ++r) {
+                Word u;
+                u.w = buf[r];
+#pragma unroll
+                for (int v = 0; v < V; ++v) tile[threadIdx.y + 8 * r][tx + v] = u.e[v];
+            }
+        } else {
+            for (int i = threadIdx.y; i < T; i += 8) {
+                const long long il = l0 + i;
+                if (il >= nl) break;
+                const ELEM* s = src + so + il * sl + ia;
+                if (ia + V <= na) {
+                    Word u;
+                    u.w = *reinterpret_cast<const WORD*>(s);
+#pragma unroll
+                    for (int v = 0; v < V; ++v) tile[i][tx + v] = u.e[v];
+                } else {
+                    for (int v = 0; v < V; ++v) if (ia + v < na) tile[i][tx + v] = s[v];
+                }
             }
         }
         __syncthreads();

@@ -1,0 +1,495 @@
+//! Which kernel runs a copy: the class of a normalised [`CopyPlan`] and its steps.
+//!
+//! Tensor-transpose libraries sort copies into classes by what their fast axes do; so
+//! does [`CopyPlan::schedule`]. "Fast axes" are the destination's smallest-stride axis
+//! (the plan's last) and the source's smallest nonzero-stride axis.
+//!
+//! | class | when | step | what the GPU does |
+//! | --- | --- | --- | --- |
+//! | empty | no elements | none | nothing |
+//! | contiguous | one gap-free run on both sides | [`CopyStep::Memcpy`] | `cuMemcpyAsync` |
+//! | shared fast axis | the source's fast axis is the destination's and long (>= 32 elements or 64 bytes), or the source does not move along it (broadcast) | [`CopyStep::Elementwise`] | one thread per element (widened to 16-, 8-, 4- or 2-byte words when both inner runs allow), coalesced on both sides, several loads in flight per thread |
+//! | transpose of two long axes | the source's fast axis and the destination's differ, both >= 16; 1- and 2-byte elements only when 4-byte words stay aligned | [`CopyStep::Transpose`] | 32 x 32 word tiles through shared memory, all of a thread's loads in flight at once |
+//! | everything else (short fast axes, 1- and 2-byte transposes, permutations of many small axes) | fast axes differ or are short | [`CopyStep::Tiled`] | tiles that merge axes until both sides move >= 32 elements (128 bytes where it fits) contiguously and the tile holds ~2048 elements, staged through shared memory, read and written in 4-16 byte words where the runs are aligned |
+//! | fallback | a tile would not fit (offsets past 32 bits, more than 8 tile or grid axes) | [`CopyStep::Elementwise`] | as above |
+//!
+//! A tile's extents need not divide the axes: the tiled part covers whole tiles and the
+//! remainder slabs are planned again as copies of their own (their own remainders then
+//! run elementwise).
+
+use crate::dims::Dims;
+use crate::plan::CopyPlan;
+use smallvec::SmallVec;
+
+/// The most axes a tile or its grid may have.
+pub const TILE_MAX_AXES: usize = 8;
+
+/// One kernel launch (or memcpy) of a scheduled copy.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CopyStep {
+    /// A gap-free run of `plan.volume` elements at the plan's offsets.
+    Memcpy(CopyPlan),
+    /// One thread per element (the plan may have been widened to larger words).
+    Elementwise(CopyPlan),
+    /// 32 x 32 shared-memory tiles over axes `a` (the source's contiguous one) and `l`
+    /// (the destination's); other axes are batches.
+    Transpose {
+        /// The copy.
+        plan: CopyPlan,
+        /// The source's unit-stride axis.
+        a: usize,
+        /// The destination's unit-stride axis (the last).
+        l: usize,
+    },
+    /// Tiles over several axes staged through shared memory.
+    Tiled(Box<TilePlan>),
+}
+
+/// A copy cut into equal tiles, each read in source order into shared memory and written
+/// in destination order.
+///
+/// Tile axes run fastest-in-the-destination first. Within a tile, element `j` in
+/// destination order has coordinates `c` (axis 0 fastest) and sits at shared-memory
+/// position `j`; it is read from `src_offset + tile_src + sum(c[k] * src_strides[k])`.
+/// Tile `t` has grid coordinates `g` (grid axis 0 fastest): `tile_src = sum(g[k] *
+/// src_steps[k])`, likewise for the destination.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TilePlan {
+    /// Bytes per element.
+    pub itemsize: usize,
+    /// Extent of each tile axis within a tile.
+    pub extents: Dims,
+    /// Source stride of each tile axis (elements).
+    pub src_strides: Dims,
+    /// Destination stride of each tile axis (elements).
+    pub dst_strides: Dims,
+    /// Tile axes in the order reads walk them (the source's fastest first).
+    pub src_order: SmallVec<[usize; 8]>,
+    /// Tiles along each grid axis.
+    pub counts: Dims,
+    /// Source step between neighbouring tiles along each grid axis (elements).
+    pub src_steps: Dims,
+    /// Destination step between neighbouring tiles along each grid axis (elements).
+    pub dst_steps: Dims,
+    /// Source offset of tile 0's first element (elements).
+    pub src_offset: i64,
+    /// Destination offset of tile 0's first element (elements).
+    pub dst_offset: i64,
+    /// Elements per read word: consecutive in source order and in source memory.
+    pub read_word: usize,
+    /// Elements per written word: consecutive in destination order and memory.
+    pub write_word: usize,
+}
+
+impl TilePlan {
+    /// Elements per tile.
+    pub fn volume(&self) -> usize {
+        self.extents.iter().product::<i64>() as usize
+    }
+
+    /// Number of tiles.
+    pub fn tiles(&self) -> u64 {
+        self.counts.iter().product::<i64>() as u64
+    }
+
+    /// The shared-memory slot of destination-order element `j`: one slot of padding after
+    /// every 32, so that reads walking the tile in source order spread over the banks.
+    pub fn slot(j: usize) -> usize {
+        j + j / 32
+    }
+
+    /// For each element in source (read) order: its source offset within the tile and its
+    /// destination-order index `j`. What a kernel's read tables hold.
+    pub fn read_order(&self) -> Vec<(i64, usize)> {
+        let nt = self.extents.len();
+        let mut weight = [0usize; TILE_MAX_AXES];
+        let mut w = 1usize;
+        for (wk, &e) in weight.iter_mut().zip(&self.extents) {
+            *wk = w;
+            w *= e as usize;
+        }
+        let mut c = [0i64; TILE_MAX_AXES];
+        let mut out = Vec::with_capacity(self.volume());
+        for _ in 0..self.volume() {
+            let mut off = 0i64;
+            let mut j = 0usize;
+            for (k, &ck) in c.iter().enumerate().take(nt) {
+                off += ck * self.src_strides[k];
+                j += ck as usize * weight[k];
+            }
+            out.push((off, j));
+            for &k in &self.src_order {
+                c[k] += 1;
+                if c[k] < self.extents[k] {
+                    break;
+                }
+                c[k] = 0;
+            }
+        }
+        out
+    }
+
+    /// For each element in destination order: its destination offset within the tile.
+    pub fn write_order(&self) -> Vec<i64> {
+        let nt = self.extents.len();
+        let mut c = [0i64; TILE_MAX_AXES];
+        let mut out = Vec::with_capacity(self.volume());
+        for _ in 0..self.volume() {
+            out.push((0..nt).map(|k| c[k] * self.dst_strides[k]).sum());
+            for (ck, &e) in c.iter_mut().zip(&self.extents) {
+                *ck += 1;
+                if *ck < e {
+                    break;
+                }
+                *ck = 0;
+            }
+        }
+        out
+    }
+
+    /// Offsets (source, destination) of tile `t`'s first element.
+    pub fn tile_offsets(&self, mut t: u64) -> (i64, i64) {
+        let (mut s, mut d) = (self.src_offset, self.dst_offset);
+        for k in 0..self.counts.len() {
+            let n = self.counts[k] as u64;
+            let g = (t % n) as i64;
+            t /= n;
+            s += g * self.src_steps[k];
+            d += g * self.dst_steps[k];
+        }
+        (s, d)
+    }
+
+    /// Bytes of shared memory a block needs: the padded tile, the read positions (u16),
+    /// the word offsets of reads and writes (i32).
+    pub fn shared_bytes(&self) -> usize {
+        let v = self.volume();
+        let data = Self::slot(v).next_multiple_of(2) * self.itemsize;
+        data.next_multiple_of(16)
+            + (v * 2).next_multiple_of(16)
+            + 4 * (v / self.read_word)
+            + 4 * (v / self.write_word)
+    }
+}
+
+/// Shared memory a tile may use (no opt-in past 48 KiB; room for several blocks per SM).
+const SHARED_BUDGET: usize = 40 * 1024;
+
+impl CopyPlan {
+    /// The steps that run this copy on a GPU, given the two base addresses (offset 0 of
+    /// each side; word widths depend on their alignment). See the module table.
+    ///
+    /// ```
+    /// use stridekit_layout::{CopyPlan, CopyStep, Order, StridedLayout};
+    /// // NCHW -> NHWC with C = 3, bytes: both fast axes are short, so tiles merge axes.
+    /// let src = StridedLayout::dense(&[8, 3, 64, 64], 1, Order::C)?;
+    /// let dst = StridedLayout::dense(&[8, 64, 64, 3], 1, Order::C)?.permuted(&[0, 3, 1, 2])?;
+    /// let steps = CopyPlan::new(&dst, &src)?.schedule(0, 0);
+    /// assert!(matches!(steps[0], CopyStep::Tiled(_)));
+    /// # Ok::<(), stridekit_layout::LayoutError>(())
+    /// ```
+    pub fn schedule(&self, dst_ptr: u64, src_ptr: u64) -> SmallVec<[CopyStep; 4]> {
+        let mut out = SmallVec::new();
+        if self.volume == 0 {
+            return out;
+        }
+        if self.is_contiguous() {
+            out.push(CopyStep::Memcpy(self.clone()));
+            return out;
+        }
+        classify(
+            &self.vectorized(dst_ptr, src_ptr),
+            dst_ptr,
+            src_ptr,
+            0,
+            &mut out,
+        );
+        out
+    }
+}
+
+/// The source's fast axis: smallest nonzero |stride|, the later axis on ties.
+fn source_fast_axis(p: &CopyPlan) -> Option<usize> {
+    (0..p.ndim())
+        .filter(|&k| p.src_strides[k] != 0)
+        .min_by_key(|&k| (p.src_strides[k].unsigned_abs(), usize::MAX - k))
+}
+
+fn classify(
+    p: &CopyPlan,
+    dst_ptr: u64,
+    src_ptr: u64,
+    depth: usize,
+    out: &mut SmallVec<[CopyStep; 4]>,
+) {
+    if p.volume == 0 {
+        return;
+    }
+    if p.is_contiguous() {
+        out.push(CopyStep::Memcpy(p.clone()));
+        return;
+    }
+    let last = p.ndim() - 1;
+    let long = |k: usize| p.shape[k] >= 32 || p.shape[k] as usize * p.itemsize >= 64;
+    let shared = match source_fast_axis(p) {
+        None => true,
+        Some(sf) => p.src_strides[last] == 0 || (sf == last && long(last)),
+    };
+    if shared {
+        out.push(CopyStep::Elementwise(p.clone()));
+        return;
+    }
+    if let Some((a, l)) = p.tiled_transpose_axes() {
+        if p.itemsize >= 4 || p.transpose_word(a, l, dst_ptr, src_ptr) > p.itemsize {
+            out.push(CopyStep::Transpose {
+                plan: p.clone(),
+                a,
+                l,
+            });
+            return;
+        }
+    }
+    match tile(p, dst_ptr, src_ptr) {
+        Some((t, rest)) => {
+            out.push(CopyStep::Tiled(Box::new(t)));
+            for r in rest {
+                if depth < 1 {
+                    classify(&r, dst_ptr, src_ptr, depth + 1, out);
+                } else if r.volume > 0 {
+                    out.push(CopyStep::Elementwise(r));
+                }
+            }
+        }
+        None => out.push(CopyStep::Elementwise(p.clone())),
+    }
+}
+
+/// Elements each side of a tile should move contiguously: 128 bytes, at least 32.
+fn side_target(itemsize: usize) -> i64 {
+    (128 / itemsize as i64).max(32)
+}
+
+/// Tile extents per plan axis (0: not a tile axis) for targets `td` (destination) and
+/// `ts` (source) elements.
+fn extents(p: &CopyPlan, td: i64, ts: i64) -> SmallVec<[i64; 8]> {
+    let n = p.ndim();
+    let mut ext: SmallVec<[i64; 8]> = SmallVec::from_elem(0, n);
+    let mut prod = 1i64;
+    for k in (0..n).rev() {
+        if prod >= td {
+            break;
+        }
+        let need = (td + prod - 1) / prod;
+        ext[k] = p.shape[k].min(need);
+        prod *= ext[k];
+    }
+    let mut order: SmallVec<[usize; 8]> = (0..n).filter(|&k| p.src_strides[k] != 0).collect();
+    order.sort_by_key(|&k| (p.src_strides[k].unsigned_abs(), usize::MAX - k));
+    let mut prod = 1i64;
+    for k in order {
+        if prod >= ts {
+            break;
+        }
+        let need = (ts + prod - 1) / prod;
+        ext[k] = ext[k].max(p.shape[k].min(need));
+        prod *= ext[k];
+    }
+    ext
+}
+
+/// Elements a tile should hold at least, so that each of a block's 256 threads moves
+/// several per tile (fewer when the shared-memory budget says so).
+fn min_volume(itemsize: usize) -> i64 {
+    let per_element = itemsize + itemsize.div_ceil(32) + 10; // data, slot, two tables
+    (2048usize).min(SHARED_BUDGET * 15 / 16 / per_element) as i64
+}
+
+/// Enlarges a small tile along the destination's fastest axes not yet whole, until it
+/// holds [`min_volume`] elements: tiles of a few dozen elements leave most threads idle.
+fn grow(p: &CopyPlan, ext: &mut [i64]) {
+    let want = min_volume(p.itemsize);
+    let mut vol: i64 = ext.iter().filter(|&&e| e > 0).product();
+    for k in (0..p.ndim()).rev() {
+        if vol >= want {
+            break;
+        }
+        let cur = ext[k].max(1);
+        if cur >= p.shape[k] {
+            continue;
+        }
+        let grown = p.shape[k].min(cur * ((want + vol - 1) / vol));
+        vol = vol / cur * grown;
+        ext[k] = grown;
+    }
+}
+
+/// Elements per word along a contiguous run of tile axes `axes` (extents `ext`, strides
+/// `st` of the side), given the strides of all other tile axes and grid steps `others`,
+/// the side's first-element offset and base address: the widest of 16, 8 or 4 bytes
+/// that every word access keeps aligned and inside one run.
+fn word(
+    itemsize: usize,
+    first_extent: i64,
+    first_stride: i64,
+    others: &[i64],
+    offset: i64,
+    ptr: u64,
+) -> usize {
+    if first_stride != 1 {
+        return 1;
+    }
+    for bytes in [16usize, 8, 4] {
+        if bytes <= itemsize {
+            break;
+        }
+        let f = (bytes / itemsize) as i64;
+        let addr = ptr.wrapping_add_signed(offset * itemsize as i64);
+        if first_extent % f == 0
+            && others.iter().all(|s| s % f == 0)
+            && addr.is_multiple_of(bytes as u64)
+        {
+            return f as usize;
+        }
+    }
+    1
+}
+
+/// The tiled step for `p` and the remainder copies its tiles leave, or `None` when no
+/// tile fits the limits.
+fn tile(p: &CopyPlan, dst_ptr: u64, src_ptr: u64) -> Option<(TilePlan, Vec<CopyPlan>)> {
+    let (mut td, mut ts) = (side_target(p.itemsize), side_target(p.itemsize));
+    loop {
+        if let Some(found) = tile_with(p, dst_ptr, src_ptr, td, ts) {
+            return Some(found);
+        }
+        if td <= 8 && ts <= 8 {
+            return None;
+        }
+        if td >= ts {
+            td /= 2;
+        } else {
+            ts /= 2;
+        }
+    }
+}
+
+fn tile_with(
+    p: &CopyPlan,
+    dst_ptr: u64,
+    src_ptr: u64,
+    td: i64,
+    ts: i64,
+) -> Option<(TilePlan, Vec<CopyPlan>)> {
+    let n = p.ndim();
+    let mut ext = extents(p, td, ts);
+    grow(p, &mut ext);
+    // Tile axes, fastest destination axis first.
+    let tile_axes: SmallVec<[usize; 8]> = (0..n).rev().filter(|&k| ext[k] > 0).collect();
+    let grid_axes: SmallVec<[usize; 8]> = (0..n).rev().filter(|&k| ext[k] < p.shape[k]).collect();
+    if tile_axes.len() > TILE_MAX_AXES || grid_axes.len() > TILE_MAX_AXES {
+        return None;
+    }
+    let mut t = TilePlan {
+        itemsize: p.itemsize,
+        extents: tile_axes.iter().map(|&k| ext[k]).collect(),
+        src_strides: tile_axes.iter().map(|&k| p.src_strides[k]).collect(),
+        dst_strides: tile_axes.iter().map(|&k| p.dst_strides[k]).collect(),
+        src_order: SmallVec::new(),
+        counts: Dims::new(),
+        src_steps: Dims::new(),
+        dst_steps: Dims::new(),
+        src_offset: p.src_offset,
+        dst_offset: p.dst_offset,
+        read_word: 1,
+        write_word: 1,
+    };
+    let mut order: SmallVec<[usize; 8]> = (0..tile_axes.len()).collect();
+    order.sort_by_key(|&i| (t.src_strides[i].unsigned_abs(), i));
+    t.src_order = order;
+    for &k in &grid_axes {
+        let step = if ext[k] == 0 { 1 } else { ext[k] };
+        let count = if ext[k] == 0 {
+            p.shape[k]
+        } else {
+            p.shape[k] / ext[k]
+        };
+        t.counts.push(count);
+        t.src_steps.push(p.src_strides[k] * step);
+        t.dst_steps.push(p.dst_strides[k] * step);
+    }
+    // 32-bit offsets within a tile and 32-bit tile indices.
+    let span = |st: &Dims| -> i64 {
+        t.extents
+            .iter()
+            .zip(st)
+            .map(|(e, s)| (e - 1) * s.abs())
+            .sum()
+    };
+    if span(&t.src_strides) >= i32::MAX as i64
+        || span(&t.dst_strides) >= i32::MAX as i64
+        || t.tiles() > u32::MAX as u64
+    {
+        return None;
+    }
+    // Words: reads along the source's first tile axis, writes along the destination's.
+    let s0 = t.src_order[0];
+    let others = |st: &Dims, skip: usize, steps: &Dims| -> SmallVec<[i64; 16]> {
+        st.iter()
+            .enumerate()
+            .filter(|&(i, _)| i != skip)
+            .map(|(_, &s)| s)
+            .chain(steps.iter().copied())
+            .collect()
+    };
+    t.read_word = word(
+        p.itemsize,
+        t.extents[s0],
+        t.src_strides[s0],
+        &others(&t.src_strides, s0, &t.src_steps),
+        t.src_offset,
+        src_ptr,
+    );
+    t.write_word = word(
+        p.itemsize,
+        t.extents[0],
+        t.dst_strides[0],
+        &others(&t.dst_strides, 0, &t.dst_steps),
+        t.dst_offset,
+        dst_ptr,
+    );
+    if t.shared_bytes() > SHARED_BUDGET {
+        return None;
+    }
+    // Remainder slabs: along each split axis, the part past the last whole tile.
+    let split: SmallVec<[usize; 8]> = (0..n)
+        .filter(|&k| ext[k] > 0 && p.shape[k] % ext[k] != 0)
+        .collect();
+    let mut rest = Vec::new();
+    for mask in 1u32..(1 << split.len()) {
+        let mut r = p.clone();
+        for (bit, &k) in split.iter().enumerate() {
+            let whole = p.shape[k] / ext[k] * ext[k];
+            if mask & (1 << bit) != 0 {
+                r.src_offset += whole * p.src_strides[k];
+                r.dst_offset += whole * p.dst_strides[k];
+                r.shape[k] = p.shape[k] - whole;
+            } else {
+                r.shape[k] = whole;
+            }
+        }
+        rest.push(squeezed(r));
+    }
+    Some((t, rest))
+}
+
+/// `p` without its extent-1 axes, volume recounted.
+fn squeezed(p: CopyPlan) -> CopyPlan {
+    let keep: SmallVec<[usize; 8]> = (0..p.ndim()).filter(|&k| p.shape[k] != 1).collect();
+    CopyPlan {
+        shape: keep.iter().map(|&k| p.shape[k]).collect(),
+        src_strides: keep.iter().map(|&k| p.src_strides[k]).collect(),
+        dst_strides: keep.iter().map(|&k| p.dst_strides[k]).collect(),
+        volume: p.shape.iter().product::<i64>() as usize,
+        ..p
+    }
+}

@@ -1,0 +1,290 @@
+//! Copy schedules simulated on the CPU: every step's index arithmetic (tiles, tables,
+//! words, remainder slabs) is replayed byte by byte and must write every destination byte
+//! of the copy exactly once, from the right source byte, with aligned words.
+
+use proptest::prelude::*;
+use std::collections::HashMap;
+use stridekit_layout::{CopyPlan, CopyStep, Order, SliceArg, StridedLayout, TilePlan};
+
+/// (destination byte, source byte) pairs of the copy, straight from the two layouts.
+fn reference(dst: &StridedLayout, src: &StridedLayout) -> HashMap<i64, i64> {
+    let isz = dst.itemsize() as i64;
+    let mut out = HashMap::new();
+    let nd = dst.ndim();
+    let mut idx = vec![0i64; nd];
+    for _ in 0..dst.volume() {
+        let d: i64 = dst.slice_offset() + (0..nd).map(|k| idx[k] * dst.strides()[k]).sum::<i64>();
+        let s: i64 = src.slice_offset() + (0..nd).map(|k| idx[k] * src.strides()[k]).sum::<i64>();
+        for b in 0..isz {
+            out.insert(d * isz + b, s * isz + b);
+        }
+        for k in (0..nd).rev() {
+            idx[k] += 1;
+            if idx[k] < dst.shape()[k] {
+                break;
+            }
+            idx[k] = 0;
+        }
+    }
+    out
+}
+
+fn put(out: &mut HashMap<i64, i64>, isz: usize, d: i64, s: i64) -> Result<(), String> {
+    for b in 0..isz as i64 {
+        if out.insert(d * isz as i64 + b, s * isz as i64 + b).is_some() {
+            return Err(format!(
+                "destination byte {} written twice",
+                d * isz as i64 + b
+            ));
+        }
+    }
+    Ok(())
+}
+
+fn plan_pairs(p: &CopyPlan, out: &mut HashMap<i64, i64>) -> Result<(), String> {
+    let nd = p.ndim();
+    let mut idx = vec![0i64; nd];
+    for _ in 0..p.volume {
+        let d = p.dst_offset + (0..nd).map(|k| idx[k] * p.dst_strides[k]).sum::<i64>();
+        let s = p.src_offset + (0..nd).map(|k| idx[k] * p.src_strides[k]).sum::<i64>();
+        put(out, p.itemsize, d, s)?;
+        for k in (0..nd).rev() {
+            idx[k] += 1;
+            if idx[k] < p.shape[k] {
+                break;
+            }
+            idx[k] = 0;
+        }
+    }
+    Ok(())
+}
+
+/// Replays a tiled step as the kernel runs it.
+fn tile_pairs(
+    t: &TilePlan,
+    dptr: u64,
+    sptr: u64,
+    out: &mut HashMap<i64, i64>,
+) -> Result<(), String> {
+    let v = t.volume();
+    let reads = t.read_order();
+    let writes = t.write_order();
+    let mut seen = vec![false; v];
+    for &(_, j) in &reads {
+        if j >= v || std::mem::replace(&mut seen[j], true) {
+            return Err(format!("read order position {j} out of range or repeated"));
+        }
+    }
+    if !v.is_multiple_of(t.read_word) || !v.is_multiple_of(t.write_word) {
+        return Err("words do not divide the tile".into());
+    }
+    let isz = t.itemsize as i64;
+    for tile in 0..t.tiles() {
+        let (s0, d0) = t.tile_offsets(tile);
+        for w in (0..v).step_by(t.read_word) {
+            let first = s0 + reads[w].0;
+            if t.read_word > 1
+                && (sptr as i64 + first * isz).rem_euclid(t.read_word as i64 * isz) != 0
+            {
+                return Err(format!("read word at element {first} is misaligned"));
+            }
+            for e in 0..t.read_word {
+                if reads[w + e].0 != reads[w].0 + e as i64 {
+                    return Err("a read word is not contiguous".into());
+                }
+            }
+        }
+        for w in (0..v).step_by(t.write_word) {
+            let first = d0 + writes[w];
+            if t.write_word > 1
+                && (dptr as i64 + first * isz).rem_euclid(t.write_word as i64 * isz) != 0
+            {
+                return Err(format!("write word at element {first} is misaligned"));
+            }
+            for e in 0..t.write_word {
+                if writes[w + e] != writes[w] + e as i64 {
+                    return Err("a written word is not contiguous".into());
+                }
+            }
+        }
+        for &(so, j) in &reads {
+            put(out, t.itemsize, d0 + writes[j], s0 + so)?;
+        }
+    }
+    Ok(())
+}
+
+fn check(
+    dst: &StridedLayout,
+    src: &StridedLayout,
+    dptr: u64,
+    sptr: u64,
+) -> Result<Vec<CopyStep>, String> {
+    let plan = CopyPlan::new(dst, src).map_err(|e| e.to_string())?;
+    let steps = plan.schedule(dptr, sptr);
+    let mut got = HashMap::new();
+    for st in &steps {
+        match st {
+            CopyStep::Memcpy(p) => {
+                for i in 0..p.volume as i64 {
+                    put(&mut got, p.itemsize, p.dst_offset + i, p.src_offset + i)?;
+                }
+            }
+            CopyStep::Elementwise(p) | CopyStep::Transpose { plan: p, .. } => {
+                plan_pairs(p, &mut got)?
+            }
+            CopyStep::Tiled(t) => tile_pairs(t, dptr, sptr, &mut got)?,
+        }
+    }
+    let want = reference(dst, src);
+    if got != want {
+        return Err(format!(
+            "{} bytes written, {} expected, or wrong sources",
+            got.len(),
+            want.len()
+        ));
+    }
+    Ok(steps.to_vec())
+}
+
+/// A layout of `shape`: dense in axis order `perm` inside a padded block, sliced with
+/// `steps` (negative: flipped) from `starts`.
+fn strided(shape: &[i64], isz: usize, perm: &[i64], steps: &[i64], pads: &[i64]) -> StridedLayout {
+    let big: Vec<i64> = (0..shape.len())
+        .map(|i| shape[i] * steps[i].abs() + pads[i])
+        .collect();
+    let base = StridedLayout::dense(&big, isz, Order::Axes(perm)).expect("valid");
+    let sl: Vec<SliceArg> = (0..shape.len())
+        .map(|i| {
+            let n = shape[i] * steps[i].abs();
+            if steps[i] > 0 {
+                SliceArg::Range {
+                    start: Some(pads[i]),
+                    stop: Some(pads[i] + n),
+                    step: steps[i],
+                }
+            } else {
+                SliceArg::Range {
+                    start: Some(pads[i] + n - 1),
+                    stop: if pads[i] == 0 {
+                        None
+                    } else {
+                        Some(pads[i] - 1)
+                    },
+                    step: steps[i],
+                }
+            }
+        })
+        .collect();
+    base.sliced(&sl).expect("valid slice")
+}
+
+fn side(nd: usize) -> impl Strategy<Value = (Vec<i64>, Vec<i64>, Vec<i64>)> {
+    (
+        Just((0..nd as i64).collect::<Vec<_>>()).prop_shuffle(),
+        prop::collection::vec(prop::sample::select(vec![1i64, 1, 1, 2, -1, -2]), nd),
+        prop::collection::vec(0i64..3, nd),
+    )
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(400))]
+    #[test]
+    fn schedules_copy_every_byte_once(
+        (shape, s, d) in (1usize..6).prop_flat_map(|nd| (
+            prop::collection::vec(prop::sample::select(vec![1i64, 2, 3, 5, 7, 16, 33, 40, 70, 130]), nd),
+            side(nd),
+            side(nd),
+        )),
+        isz in prop::sample::select(vec![1usize, 2, 4, 8, 16]),
+        align in prop::sample::select(vec![0u64, 1, 2, 4, 8, 12]),
+        bcast in prop::collection::vec(any::<bool>(), 6),
+    ) {
+        prop_assume!(shape.iter().product::<i64>() <= 60_000);
+        let src = strided(&shape, isz, &s.0, &s.1, &s.2);
+        let mut src_shape = shape.clone();
+        for (k, e) in src_shape.iter_mut().enumerate() { if bcast[k] && k % 2 == 0 { *e = 1; } }
+        let src = if src_shape != shape {
+            strided(&src_shape, isz, &s.0, &s.1, &s.2).broadcast_to(&shape).expect("broadcast")
+        } else { src };
+        let dst = strided(&shape, isz, &d.0, &d.1, &d.2);
+        let src = StridedLayout::with_offset(src.shape(), src.strides(), isz, src.slice_offset() - src.min_offset()).expect("rebased");
+        let dst = StridedLayout::with_offset(dst.shape(), dst.strides(), isz, dst.slice_offset() - dst.min_offset()).expect("rebased");
+        let base = 1u64 << 20;
+        if let Err(e) = check(&dst, &src, base + align * isz as u64 % 16, base) {
+            return Err(TestCaseError::fail(format!("{e}: src {src} dst {dst}")));
+        }
+    }
+}
+
+fn c(shape: &[i64], isz: usize) -> StridedLayout {
+    StridedLayout::dense(shape, isz, Order::C).expect("valid")
+}
+
+#[test]
+fn classes_pick_the_expected_kernels() {
+    let kinds =
+        |dst: &StridedLayout, src: &StridedLayout, dptr: u64, sptr: u64| -> Vec<&'static str> {
+            check(dst, src, dptr, sptr)
+                .expect("exact")
+                .iter()
+                .map(|s| match s {
+                    CopyStep::Memcpy(_) => "memcpy",
+                    CopyStep::Elementwise(_) => "elementwise",
+                    CopyStep::Transpose { .. } => "transpose",
+                    CopyStep::Tiled(_) => "tiled",
+                })
+                .collect()
+        };
+    let a = c(&[64, 96], 4);
+    assert_eq!(kinds(&a, &a, 0, 0), ["memcpy"]);
+    // f32 transpose of two long axes: the 32 x 32 tile kernel.
+    let t = c(&[96, 64], 4).permuted(&[1, 0]).expect("permute");
+    assert_eq!(kinds(&a, &t, 0, 0), ["transpose"]);
+    // The same in bytes: the 32 x 32 tiles of 4-byte words when aligned.
+    let a1 = c(&[256, 512], 1);
+    let t1 = c(&[512, 256], 1).permuted(&[1, 0]).expect("permute");
+    assert_eq!(kinds(&a1, &t1, 0, 0), ["transpose"]);
+    // A short destination axis: multi-axis tiles, read in 16-byte and written in 8-byte
+    // words.
+    let t8 = c(&[8, 4096], 1).permuted(&[1, 0]).expect("permute");
+    let steps = check(&c(&[4096, 8], 1), &t8, 0, 0).expect("exact");
+    match &steps[..] {
+        [CopyStep::Tiled(t)] => assert_eq!((t.read_word, t.write_word), (16, 8)),
+        other => panic!("{other:?}"),
+    }
+    // Misaligned bases: words shrink to what stays aligned (4 bytes at least).
+    let steps = check(&a1, &t1, 4, 2).expect("exact");
+    match &steps[..] {
+        [CopyStep::Tiled(t)] => assert_eq!((t.read_word, t.write_word), (1, 4)),
+        other => panic!("{other:?}"),
+    }
+    // Odd extents leave remainder slabs.
+    let a2 = c(&[4097, 301], 2);
+    let t2 = c(&[301, 4097], 2).permuted(&[1, 0]).expect("permute");
+    let k = kinds(&a2, &t2, 0, 0);
+    assert_eq!(k[0], "tiled");
+    assert!(k.len() > 1, "{k:?}");
+    // Rows along a shared fast axis (a slice with a step outside): elementwise.
+    let rows = c(&[64, 200], 4)
+        .sliced(&[
+            SliceArg::Range {
+                start: None,
+                stop: None,
+                step: 2,
+            },
+            SliceArg::Range {
+                start: None,
+                stop: None,
+                step: 1,
+            },
+        ])
+        .expect("slice");
+    assert_eq!(kinds(&c(&[32, 200], 4), &rows, 0, 0), ["elementwise"]);
+    // RGB interleaved -> planar, u8: both fast runs short, tiles merge axes.
+    let hwc = c(&[480, 640, 3], 1).permuted(&[2, 0, 1]).expect("permute");
+    assert_eq!(kinds(&c(&[3, 480, 640], 1), &hwc, 0, 0)[0], "tiled");
+    // A broadcast row: elementwise (reads hit one row).
+    let row = c(&[1, 300], 4).broadcast_to(&[50, 300]).expect("broadcast");
+    assert_eq!(kinds(&c(&[50, 300], 4), &row, 0, 0), ["elementwise"]);
+}

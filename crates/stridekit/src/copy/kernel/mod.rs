@@ -1,0 +1,178 @@
+//! The device-side strided copy: a [`CopyPlan`]'s schedule (its class table lives in the
+//! layout crate, [`stridekit_layout::CopyStep`]) run as memcpys and CUDA C++ kernels,
+//! compiled by NVRTC once per variant, cached in memory and on disk.
+//!
+//! | step | kernel (`copy/kernels/`) |
+//! | --- | --- |
+//! | `Memcpy` | `cuMemcpyAsync` |
+//! | `Elementwise` | `strided_copy.cu`: one thread per element, several loads in flight |
+//! | `Transpose` | `tiled_transpose.cu`: 32 x 32 word tiles over two axes |
+//! | `Tiled` | `tile_copy.cu`: tiles over several axes, tables in shared memory, words |
+
+mod generic;
+mod params;
+mod tiled;
+mod transpose;
+
+use crate::error::{driver, Error, Result};
+use crate::memory::raw_copy;
+use cudarc::driver::{CudaFunction, CudaStream};
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, OnceLock};
+use stridekit_layout::{CopyPlan, CopyStep};
+
+/// Declarations every copy kernel shares; `Params` mirrors the Rust struct in `params.rs`.
+const PRELUDE: &str = include_str!("../kernels/prelude.cu");
+
+/// Which copy kernel, and its compile-time shape.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+enum Variant {
+    /// One thread per element, any layout; rank and 64-bit indexing.
+    Generic { ndim: usize, wide: bool },
+    /// 32 x 32 tiles of words of this many bytes (the itemsize: plain elements).
+    Transpose { ndim: usize, word: usize },
+    /// Tiles over several axes; bytes per read and per written word.
+    Tiled { read: usize, write: usize },
+}
+
+/// (device, itemsize, kernel).
+type Key = (usize, usize, Variant);
+
+fn cache() -> &'static Mutex<HashMap<Key, CudaFunction>> {
+    static CACHE: OnceLock<Mutex<HashMap<Key, CudaFunction>>> = OnceLock::new();
+    CACHE.get_or_init(|| Mutex::new(HashMap::new()))
+}
+
+/// The CUDA type of a word of `bytes` bytes.
+fn word_type(bytes: usize) -> Option<&'static str> {
+    Some(match bytes {
+        1 => "unsigned char",
+        2 => "unsigned short",
+        4 => "unsigned int",
+        8 => "unsigned long long",
+        16 => "b16",
+        _ => return None,
+    })
+}
+
+/// Loads a thread keeps in flight for accesses of `bytes` bytes: about 32 bytes (64 for
+/// 16-byte words), enough to cover memory latency, with `cap` bounding registers.
+fn unroll(bytes: usize, cap: usize) -> usize {
+    (32 / bytes).clamp(4, cap)
+}
+
+/// The kernel for (device, itemsize, variant), compiled on first use.
+fn function(stream: &Arc<CudaStream>, itemsize: usize, variant: Variant) -> Result<CudaFunction> {
+    const OP: &str = "strided copy kernel";
+    let ctx = stream.context();
+    let key = (ctx.ordinal(), itemsize, variant);
+    if let Some(f) = cache().lock().map_err(|_| poisoned())?.get(&key) {
+        return Ok(f.clone());
+    }
+    let unsupported = |what: usize| Error::Unsupported {
+        op: OP,
+        reason: format!("itemsize {what}; the kernel moves 1, 2, 4, 8 or 16-byte elements"),
+    };
+    let elem = word_type(itemsize).ok_or_else(|| unsupported(itemsize))?;
+    let wt = |bytes: usize| word_type(bytes).ok_or_else(|| unsupported(bytes));
+    let (defs, body, name) = match variant {
+        Variant::Generic { ndim, wide } => (
+            format!(
+                "#define NDIM {ndim}\n#define PMAX {}\n#define UNR {}\n{}#define IDX {}\n",
+                params::pmax(ndim),
+                unroll(itemsize, 16),
+                if wide { "" } else { "#define FASTDIV 1\n" },
+                if wide { "unsigned long long" } else { "unsigned int" }
+            ),
+            include_str!("../kernels/strided_copy.cu"),
+            "strided_copy",
+        ),
+        Variant::Transpose { ndim, word } => (
+            format!(
+                "#define NDIM {ndim}\n#define PMAX {}\n#define WORD {}\n",
+                params::pmax(ndim),
+                wt(word)?
+            ),
+            include_str!("../kernels/tiled_transpose.cu"),
+            "tiled_transpose",
+        ),
+        Variant::Tiled { read, write } => (
+            format!(
+                "#define PMAX 8\n#define RWORD {}\n#define RW {}\n#define WWORD {}\n#define WW {}\n#define UNR {}\n",
+                wt(read)?,
+                read / itemsize,
+                wt(write)?,
+                write / itemsize,
+                unroll(read, 32)
+            ),
+            include_str!("../kernels/tile_copy.cu"),
+            "tile_copy",
+        ),
+    };
+    let src = format!("#define ELEM {elem}\n{defs}{PRELUDE}{body}");
+    let module = crate::nvrtc::compile(OP, ctx, &format!("stridekit_{name}_{itemsize}"), &src)?;
+    let f = module
+        .load_function(name)
+        .map_err(driver(OP, "cuModuleGetFunction"))?;
+    cache()
+        .lock()
+        .map_err(|_| poisoned())?
+        .insert(key, f.clone());
+    Ok(f)
+}
+
+fn poisoned() -> Error {
+    Error::Invalid {
+        op: "strided copy kernel",
+        rule: "the kernel cache lock was poisoned by a panic in another thread".into(),
+    }
+}
+
+/// SMs of the stream's device, asked once per device.
+fn sm_count(stream: &Arc<CudaStream>) -> Result<u64> {
+    static SMS: OnceLock<Mutex<HashMap<usize, u64>>> = OnceLock::new();
+    let ctx = stream.context();
+    let map = SMS.get_or_init(|| Mutex::new(HashMap::new()));
+    if let Some(&n) = map.lock().map_err(|_| poisoned())?.get(&ctx.ordinal()) {
+        return Ok(n);
+    }
+    let n = ctx
+        .attribute(
+            cudarc::driver::sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT,
+        )
+        .map_err(driver("strided copy kernel", "cuDeviceGetAttribute"))? as u64;
+    map.lock().map_err(|_| poisoned())?.insert(ctx.ordinal(), n);
+    Ok(n)
+}
+
+/// Runs the copy of `plan` from `src` to `dst` (device-accessible addresses of offset 0)
+/// on `stream`: its schedule's memcpys and kernels, in order.
+pub(crate) fn launch(plan: &CopyPlan, dst: u64, src: u64, stream: &Arc<CudaStream>) -> Result<()> {
+    launch_steps(&plan.schedule(dst, src), dst, src, stream)
+}
+
+/// Runs `steps` between base addresses `dst` and `src`, in order.
+fn launch_steps(steps: &[CopyStep], dst: u64, src: u64, stream: &Arc<CudaStream>) -> Result<()> {
+    for step in steps {
+        match step {
+            CopyStep::Memcpy(p) => {
+                let isz = p.itemsize as i64;
+                raw_copy(
+                    "copy",
+                    dst.wrapping_add_signed(p.dst_offset * isz),
+                    src.wrapping_add_signed(p.src_offset * isz),
+                    p.volume * p.itemsize,
+                    stream,
+                )?;
+            }
+            CopyStep::Elementwise(p) => generic::launch(p, dst, src, stream)?,
+            CopyStep::Transpose { plan: p, a, l } => {
+                if !transpose::launch(p, *a, *l, dst, src, stream)? {
+                    generic::launch(p, dst, src, stream)?;
+                }
+            }
+            CopyStep::Tiled(t) => tiled::launch(t, dst, src, stream)?,
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,250 @@
+//! Kernel parameter blocks, laid out as the CUDA structs in `copy/kernels/`.
+
+use cudarc::driver::DeviceRepr;
+use stridekit_layout::{CopyPlan, TilePlan};
+
+/// Largest rank a kernel parameter block holds (the layout maximum).
+pub(super) const MAXD: usize = stridekit_layout::MAX_NDIM;
+/// The parameter block of ranks up to this (most copies) is the small one.
+pub(super) const SMALLD: usize = 8;
+
+/// The parameter block's array length for a plan of rank `nd`.
+pub(super) fn pmax(nd: usize) -> usize {
+    if nd <= SMALLD {
+        SMALLD
+    } else {
+        MAXD
+    }
+}
+
+/// `Params` of `prelude.cu`: a plan's axes with their fast-division constants.
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub(super) struct Params<const D: usize> {
+    shape: [i64; D],
+    src: [i64; D],
+    dst: [i64; D],
+    n: i64,
+    mul: [u32; D],
+    sh: [u32; D],
+}
+
+// SAFETY: plain C struct matching `Params` in prelude.cu with PMAX = D (64-bit fields, then
+// 32-bit arrays of an even length: no padding).
+unsafe impl<const D: usize> DeviceRepr for Params<D> {}
+
+impl<const D: usize> Params<D> {
+    /// The block for `plan` (rank at most `D`).
+    pub(super) fn new(plan: &CopyPlan) -> Self {
+        let mut p = Params::<D> {
+            shape: [1; D],
+            src: [0; D],
+            dst: [0; D],
+            n: plan.volume as i64,
+            mul: [1; D],
+            sh: [0; D],
+        };
+        for k in 0..plan.ndim().min(D) {
+            let f = FastDiv::new(u32::try_from(plan.shape[k]).unwrap_or(u32::MAX));
+            p.mul[k] = f.mul;
+            p.sh[k] = f.packed_shifts();
+            p.shape[k] = plan.shape[k];
+            p.src[k] = plan.src_strides[k];
+            p.dst[k] = plan.dst_strides[k];
+        }
+        p
+    }
+}
+
+/// `TileParams` of `tile_copy.cu`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) struct TileParams {
+    src_steps: [i64; 8],
+    dst_steps: [i64; 8],
+    counts: [u32; 8],
+    mul: [u32; 8],
+    sh: [u32; 8],
+    ext: [i32; 8],
+    sstr: [i32; 8],
+    dstr: [i32; 8],
+    wgt: [i32; 8],
+    sorder: [i32; 8],
+    nt: i32,
+    ng: i32,
+    vol: i32,
+    ntiles: u32,
+    data_bytes: i32,
+    pos_bytes: i32,
+}
+
+// SAFETY: plain C struct matching `TileParams` in tile_copy.cu: 64-bit arrays first, then
+// 4-byte fields only (408 bytes, no padding).
+unsafe impl DeviceRepr for TileParams {}
+
+impl TileParams {
+    /// The block for `t`, or `None` when it does not fit the kernel's 32-bit fields (the
+    /// planner keeps tiles inside them; this guards the conversion).
+    pub(super) fn new(t: &TilePlan) -> Option<Self> {
+        let (nt, ng) = (t.extents.len(), t.counts.len());
+        if nt > 8 || ng > 8 || nt == 0 {
+            return None;
+        }
+        let vol = t.volume();
+        let mut p = TileParams {
+            src_steps: [0; 8],
+            dst_steps: [0; 8],
+            counts: [1; 8],
+            mul: [1; 8],
+            sh: [0; 8],
+            ext: [1; 8],
+            sstr: [0; 8],
+            dstr: [0; 8],
+            wgt: [0; 8],
+            sorder: [0; 8],
+            nt: nt as i32,
+            ng: ng as i32,
+            vol: i32::try_from(vol).ok()?,
+            ntiles: u32::try_from(t.tiles()).ok()?,
+            data_bytes: i32::try_from(data_bytes(t)).ok()?,
+            pos_bytes: i32::try_from(pos_bytes(t)).ok()?,
+        };
+        let mut w = 1i64;
+        for k in 0..nt {
+            let e = t.extents[k];
+            p.ext[k] = i32::try_from(e).ok()?;
+            // A stride only matters when the tile moves along its axis.
+            p.sstr[k] = if e == 1 {
+                0
+            } else {
+                i32::try_from(t.src_strides[k]).ok()?
+            };
+            p.dstr[k] = if e == 1 {
+                0
+            } else {
+                i32::try_from(t.dst_strides[k]).ok()?
+            };
+            p.wgt[k] = i32::try_from(w).ok()?;
+            w *= e;
+            p.sorder[k] = t.src_order[k] as i32;
+        }
+        for g in 0..ng {
+            let n = u32::try_from(t.counts[g]).ok()?;
+            let f = FastDiv::new(n);
+            p.counts[g] = n;
+            p.mul[g] = f.mul;
+            p.sh[g] = f.packed_shifts();
+            p.src_steps[g] = t.src_steps[g];
+            p.dst_steps[g] = t.dst_steps[g];
+        }
+        Some(p)
+    }
+}
+
+/// Shared-memory bytes of a tile's padded data (16-byte aligned end).
+fn data_bytes(t: &TilePlan) -> usize {
+    (TilePlan::slot(t.volume()).next_multiple_of(2) * t.itemsize).next_multiple_of(16)
+}
+
+/// Shared-memory bytes of a tile's read slots (u16 each, 16-byte aligned end).
+fn pos_bytes(t: &TilePlan) -> usize {
+    (t.volume() * 2).next_multiple_of(16)
+}
+
+/// Division of a 32-bit index by a fixed extent `d` as a multiply-high and two shifts
+/// (Granlund and Montgomery): `q = (t + ((n - t) >> sh1)) >> sh2` with `t = mulhi(m, n)`,
+/// exact for every `n < 2^32`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct FastDiv {
+    mul: u32,
+    sh1: u32,
+    sh2: u32,
+}
+
+impl FastDiv {
+    pub(super) fn new(d: u32) -> FastDiv {
+        let d = d.max(1);
+        let l = if d == 1 {
+            0
+        } else {
+            32 - (d - 1).leading_zeros()
+        };
+        let m = ((1u128 << 32) * ((1u128 << l) - d as u128)) / d as u128 + 1;
+        FastDiv {
+            mul: m as u32,
+            sh1: l.min(1),
+            sh2: l.saturating_sub(1),
+        }
+    }
+
+    /// The two shifts as the kernels take them: `sh1 | sh2 << 8`.
+    fn packed_shifts(self) -> u32 {
+        self.sh1 | (self.sh2 << 8)
+    }
+
+    /// What the kernel computes.
+    #[cfg(test)]
+    fn div(self, n: u32) -> u32 {
+        let t = ((self.mul as u64 * n as u64) >> 32) as u32;
+        (t + ((n - t) >> self.sh1)) >> self.sh2
+    }
+}
+#[cfg(test)]
+mod tests {
+    use super::FastDiv;
+
+    #[test]
+    fn parameter_blocks_match_the_cuda_struct() {
+        // shape, src, dst (PMAX x 8 bytes each), n (8), mul and sh (PMAX x 4 each).
+        assert_eq!(std::mem::size_of::<super::Params<8>>(), 3 * 64 + 8 + 2 * 32);
+        // src/dst steps (2 x 64), counts/mul/sh (3 x 32), five i32 arrays (160), six scalars.
+        assert_eq!(
+            std::mem::size_of::<super::TileParams>(),
+            128 + 96 + 160 + 24
+        );
+        assert_eq!(
+            std::mem::size_of::<super::Params<64>>(),
+            3 * 512 + 8 + 2 * 256
+        );
+        assert_eq!((super::pmax(1), super::pmax(8), super::pmax(9)), (8, 8, 64));
+    }
+
+    #[test]
+    fn fast_division_is_exact() {
+        let mut s = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = || {
+            s ^= s << 13;
+            s ^= s >> 7;
+            s ^= s << 17;
+            s
+        };
+        let mut divisors: Vec<u32> = (1..=4096).collect();
+        divisors.extend([
+            65535,
+            65536,
+            65537,
+            1 << 30,
+            (1 << 31) - 1,
+            1 << 31,
+            u32::MAX - 1,
+            u32::MAX,
+        ]);
+        divisors.extend((0..2000).map(|_| next() as u32 | 1));
+        for &d in &divisors {
+            let f = FastDiv::new(d);
+            let edges = [
+                0,
+                1,
+                d - 1,
+                d,
+                d.wrapping_add(1),
+                u32::MAX,
+                u32::MAX - 1,
+                u32::MAX / 2,
+            ];
+            for n in edges.into_iter().chain((0..200).map(|_| next() as u32)) {
+                assert_eq!(f.div(n), n / d, "{n} / {d}");
+            }
+        }
+    }
+}

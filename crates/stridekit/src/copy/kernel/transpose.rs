@@ -1,0 +1,70 @@
+//! The two-axis tiled transpose (`tiled_transpose.cu`).
+
+use super::params::{pmax, Params, MAXD, SMALLD};
+use super::{function, Variant};
+use crate::error::{driver, Result};
+use cudarc::driver::{CudaStream, LaunchConfig, PushKernelArg};
+use std::sync::Arc;
+use stridekit_layout::CopyPlan;
+
+/// Launches 32 x 32 word tiles over axes `a` (source-contiguous) and `l`
+/// (destination-contiguous). `Ok(false)`: the grid would not fit; run it another way.
+pub(super) fn launch(
+    plan: &CopyPlan,
+    a: usize,
+    l: usize,
+    dst: u64,
+    src: u64,
+    stream: &Arc<CudaStream>,
+) -> Result<bool> {
+    if pmax(plan.ndim().max(1)) == SMALLD {
+        launch_with::<SMALLD>(plan, a, l, dst, src, stream)
+    } else {
+        launch_with::<MAXD>(plan, a, l, dst, src, stream)
+    }
+}
+
+fn launch_with<const D: usize>(
+    plan: &CopyPlan,
+    a: usize,
+    l: usize,
+    dst: u64,
+    src: u64,
+    stream: &Arc<CudaStream>,
+) -> Result<bool> {
+    let nd = plan.ndim().max(1);
+    let p = Params::<D>::new(plan);
+    let isz = plan.itemsize as i64;
+    let src0 = src.wrapping_add_signed(plan.src_offset * isz);
+    let dst0 = dst.wrapping_add_signed(plan.dst_offset * isz);
+    // Words wider than an element when every word access is aligned.
+    let word = plan.transpose_word(a, l, dst, src);
+    let tile = 32 * (word / plan.itemsize) as u64;
+    let (na, nl) = (plan.shape[a] as u64, plan.shape[l] as u64);
+    let (ta, tl) = (na.div_ceil(tile), nl.div_ceil(tile));
+    if ta > 65535 || tl > i32::MAX as u64 {
+        return Ok(false);
+    }
+    let f = function(stream, plan.itemsize, Variant::Transpose { ndim: nd, word })?;
+    let batches = (plan.volume as u64 / (na * nl)) as i64;
+    let cfg = LaunchConfig {
+        grid_dim: (tl as u32, ta as u32, batches.clamp(1, 65535) as u32),
+        block_dim: (32, 8, 1),
+        shared_mem_bytes: 0,
+    };
+    let (a32, l32) = (a as i32, l as i32);
+    let mut launch = stream.launch_builder(&f);
+    launch
+        .arg(&src0)
+        .arg(&dst0)
+        .arg(&p)
+        .arg(&a32)
+        .arg(&l32)
+        .arg(&batches);
+    // SAFETY: the kernel's parameters are (const ELEM*, ELEM*, Params, int, int,
+    // long long), passed in that order; every offset the plan reaches lies inside
+    // memory the callers' views validated; word accesses wider than an element are
+    // aligned (CopyPlan::transpose_word).
+    unsafe { launch.launch(cfg) }.map_err(driver("strided copy kernel", "cuLaunchKernel"))?;
+    Ok(true)
+}

@@ -1,0 +1,105 @@
+// Tiles over several axes staged through shared memory (`TilePlan` in the layout crate).
+// Compiled with ELEM, RWORD/RW (read word type, elements per read word), WWORD/WW (same
+// for writes) and UNR (read words a thread keeps in flight) defined before the prelude.
+//
+// Each block first builds its tables in shared memory: for every read word its source
+// offset within a tile, for every element (in source order) its padded slot, for every
+// written word its destination offset. Then it loops over tiles: reads in source order
+// (coalesced along the source's fast axes, UNR words in flight per thread), scatters into
+// the slots, and writes in destination order (coalesced along the destination's).
+struct TileParams {
+    long long src_steps[8]; long long dst_steps[8];   // per grid axis, elements
+    unsigned int counts[8]; unsigned int mul[8]; unsigned int sh[8];  // grid axes, FastDiv
+    int ext[8]; int sstr[8]; int dstr[8]; int wgt[8];  // tile axes, destination order
+    int sorder[8];                                     // tile axes in source order
+    int nt, ng, vol; unsigned int ntiles;
+    int data_bytes, pos_bytes;                          // shared-memory carve-up
+};
+union RUnion { RWORD w; ELEM e[RW]; };
+union WUnion { WWORD w; ELEM e[WW]; };
+extern "C" __global__ void __launch_bounds__(256) tile_copy(const ELEM* __restrict__ src, ELEM* __restrict__ dst,
+                                                             const TileParams p) {
+    extern __shared__ __align__(16) unsigned char smem[];
+    const int vol = p.vol, nr = vol / RW, nw = vol / WW;
+    ELEM* data = reinterpret_cast<ELEM*>(smem);
+    unsigned short* slot = reinterpret_cast<unsigned short*>(smem + p.data_bytes);
+    int* soff = reinterpret_cast<int*>(smem + p.data_bytes + p.pos_bytes);
+    int* doff = soff + nr;
+    for (int i = threadIdx.x; i < vol; i += blockDim.x) {
+        int rem = i, so = 0, j = 0;
+        for (int q = 0; q < p.nt; ++q) {
+            const int k = p.sorder[q], e = p.ext[k], c = rem % e;
+            rem /= e;
+            so += c * p.sstr[k];
+            j += c * p.wgt[k];
+        }
+        slot[i] = (unsigned short)(j + (j >> 5));
+        if (i % RW == 0) soff[i / RW] = so;
+        if (i % WW == 0) {
+            int r = i, d = 0;
+            for (int k = 0; k < p.nt; ++k) {
+                const int e = p.ext[k], c = r % e;
+                r /= e;
+                d += c * p.dstr[k];
+            }
+            doff[i / WW] = d;
+        }
+    }
+    __syncthreads();
+    for (unsigned int t = blockIdx.x; t < p.ntiles; t += gridDim.x) {
+        unsigned int rem = t;
+        long long sb = 0, db = 0;
+        for (int g = 0; g < p.ng; ++g) {
+            const unsigned int hi = __umulhi(rem, p.mul[g]);
+            const unsigned int q = (hi + ((rem - hi) >> (p.sh[g] & 0xffu))) >> (p.sh[g] >> 8);
+            const unsigned int c = rem - q * p.counts[g];
+            rem = q;
+            sb += (long long)c * p.src_steps[g];
+            db += (long long)c * p.dst_steps[g];
+        }
+        const ELEM* s = src + sb;
+        ELEM* o = dst + db;
+        for (int base = 0; base < nr; base += blockDim.x * UNR) {
+            RWORD buf[UNR];
+#pragma unroll
+            for (int u = 0; u < UNR; ++u) {
+                const int w = base + u * blockDim.x + threadIdx.x;
+                if (w < nr) buf[u] = *reinterpret_cast<const RWORD*>(s + soff[w]);
+            }
+#pragma unroll
+            for (int u = 0; u < UNR; ++u) {
+                const int w = base + u * blockDim.x + threadIdx.x;
+                if (w < nr) {
+                    RUnion x;
+                    x.w = buf[u];
+#if RW % 8 == 0
+                    // Eight 16-bit slots per 16-byte shared-memory load.
+                    const uint4* q = reinterpret_cast<const uint4*>(slot + w * RW);
+#pragma unroll
+                    for (int h = 0; h < RW / 8; ++h) {
+                        const uint4 s8 = q[h];
+                        const unsigned int part[4] = {s8.x, s8.y, s8.z, s8.w};
+#pragma unroll
+                        for (int t = 0; t < 8; ++t)
+                            data[(part[t / 2] >> (16 * (t % 2))) & 0xffffu] = x.e[h * 8 + t];
+                    }
+#else
+#pragma unroll
+                    for (int v = 0; v < RW; ++v) data[slot[w * RW + v]] = x.e[v];
+#endif
+                }
+            }
+        }
+        __syncthreads();
+        for (int w = threadIdx.x; w < nw; w += blockDim.x) {
+            WUnion x;
+#pragma unroll
+            for (int v = 0; v < WW; ++v) {
+                const int j = w * WW + v;
+                x.e[v] = data[j + (j >> 5)];
+            }
+            *reinterpret_cast<WWORD*>(o + doff[w]) = x.w;
+        }
+        __syncthreads();
+    }
+}

@@ -1,0 +1,245 @@
+//! Every class of the copy schedule on a real GPU, byte for byte against the host
+//! reference (poisoned destinations, random sources, gaps included): named layouts that
+//! each stress one kernel path, and the randomized set of `examples/random_bench.rs`.
+
+mod common;
+
+use common::random_set::{next_case, Rng, SEED};
+use common::{filled, naive_copy, random_bytes, read};
+use std::sync::Arc;
+use stridekit::{
+    s, CopyPlan, CopyStep, CudaStream, Device, DeviceMemoryResource, Order, StridedLayout,
+    StridedMemoryView, StridedMemoryViewMut,
+};
+
+fn c(shape: &[i64], isz: usize) -> StridedLayout {
+    StridedLayout::dense(shape, isz, Order::C).unwrap()
+}
+
+fn required(l: &StridedLayout) -> usize {
+    if l.volume() == 0 {
+        return 0;
+    }
+    ((l.max_offset() + 1) as usize) * l.itemsize()
+}
+
+/// Copies `sl` into `dl` on the device; `None` when byte-exact, else what went wrong.
+fn run(
+    mr: &DeviceMemoryResource,
+    stream: &Arc<CudaStream>,
+    sl: &StridedLayout,
+    dl: &StridedLayout,
+    seed: u64,
+) -> Option<String> {
+    let data = random_bytes(required(sl).max(1), seed);
+    let poison = random_bytes(required(dl).max(1), seed ^ 0x5a5a);
+    let sbuf = filled(mr, &data, stream);
+    let mut dbuf = filled(mr, &poison, stream);
+    let steps = CopyPlan::new(dl, sl)
+        .unwrap()
+        .schedule(dbuf.ptr(), sbuf.ptr());
+    {
+        let src = StridedMemoryView::from_buffer(&sbuf, sl.clone(), None).unwrap();
+        let mut dst = StridedMemoryViewMut::from_buffer_mut(&mut dbuf, dl.clone(), None).unwrap();
+        if let Err(e) = dst.copy_from(&src, Some(stream)) {
+            return Some(format!("{sl} -> {dl}: {e}"));
+        }
+    }
+    stream.synchronize().unwrap();
+    let got = read(&dbuf, stream);
+    let want = naive_copy(&poison, dl, &data, sl);
+    if got == want {
+        return None;
+    }
+    let bad = got.iter().zip(&want).filter(|(a, b)| a != b).count();
+    Some(format!(
+        "{sl} -> {dl}: {bad} of {} bytes differ; steps {steps:?}",
+        want.len()
+    ))
+}
+
+fn kind(s: &CopyStep) -> &'static str {
+    match s {
+        CopyStep::Memcpy(_) => "memcpy",
+        CopyStep::Elementwise(_) => "elementwise",
+        CopyStep::Transpose { .. } => "transpose",
+        CopyStep::Tiled(_) => "tiled",
+    }
+}
+
+/// (name, source, destination, the kind of the schedule's first step)
+type Named = (&'static str, StridedLayout, StridedLayout, &'static str);
+
+/// Layouts that each stress one path of the schedule.
+fn named_cases() -> Vec<Named> {
+    let t = |shape: &[i64], isz: usize, perm: &[i64]| c(shape, isz).permuted(perm).unwrap();
+    vec![
+        (
+            "u8 transpose, 4-byte words",
+            t(&[768, 1024], 1, &[1, 0]),
+            c(&[1024, 768], 1),
+            "transpose",
+        ),
+        (
+            "u16 transpose, 4-byte words",
+            t(&[640, 1024], 2, &[1, 0]),
+            c(&[1024, 640], 2),
+            "transpose",
+        ),
+        (
+            "u8 4097 x 301: odd rows, remainders",
+            t(&[301, 4097], 1, &[1, 0]),
+            c(&[4097, 301], 1),
+            "tiled",
+        ),
+        (
+            "f16 4097 x 3001",
+            t(&[3001, 4097], 2, &[1, 0]),
+            c(&[4097, 3001], 2),
+            "tiled",
+        ),
+        (
+            "f32 4097 x 3001",
+            t(&[3001, 4097], 4, &[1, 0]),
+            c(&[4097, 3001], 4),
+            "transpose",
+        ),
+        (
+            "u8 (4096, 8) from its transpose: 16-byte reads, 8-byte writes",
+            t(&[8, 4096], 1, &[1, 0]),
+            c(&[4096, 8], 1),
+            "tiled",
+        ),
+        (
+            "RGB interleaved -> planar, u8",
+            t(&[480, 640, 3], 1, &[2, 0, 1]),
+            c(&[3, 480, 640], 1),
+            "tiled",
+        ),
+        (
+            "RGB planar -> interleaved, u8",
+            t(&[3, 480, 640], 1, &[1, 2, 0]),
+            c(&[480, 640, 3], 1),
+            "tiled",
+        ),
+        (
+            "NCHW -> NHWC, C = 3, u8",
+            c(&[8, 3, 64, 64], 1),
+            c(&[8, 64, 64, 3], 1).permuted(&[0, 3, 1, 2]).unwrap(),
+            "tiled",
+        ),
+        (
+            "5-D permutation f32",
+            t(&[16, 12, 10, 14, 18], 4, &[4, 2, 0, 3, 1]),
+            c(&[18, 10, 16, 14, 12], 4),
+            "tiled",
+        ),
+        (
+            "6-D permutation f64",
+            t(&[6, 5, 7, 4, 6, 5], 8, &[5, 4, 3, 2, 1, 0]),
+            c(&[5, 6, 4, 7, 5, 6], 8),
+            "tiled",
+        ),
+        (
+            "inner flip f32",
+            c(&[512, 1000], 4).sliced(s![.., ..;-1]).unwrap(),
+            c(&[512, 1000], 4),
+            "elementwise",
+        ),
+        (
+            "f16 [1:, 1:] (misaligned)",
+            c(&[1025, 1027], 2).sliced(s![1.., 1..]).unwrap(),
+            c(&[1024, 1026], 2),
+            "elementwise",
+        ),
+        (
+            "both sides strided",
+            c(&[1000, 900], 4).sliced(s![..;2, ..;3]).unwrap(),
+            c(&[1500, 600], 4).sliced(s![..;3, ..;2]).unwrap(),
+            "elementwise",
+        ),
+        (
+            "batched 32 x 8 f16 transposes",
+            t(&[4096, 32, 8], 2, &[0, 2, 1]),
+            c(&[4096, 8, 32], 2),
+            "tiled",
+        ),
+        (
+            "16-byte elements, 4-D permutation",
+            t(&[9, 33, 17, 20], 16, &[2, 0, 3, 1]),
+            c(&[17, 9, 20, 33], 16),
+            "transpose",
+        ),
+        (
+            "16-byte elements, short axes",
+            t(&[9, 5, 7, 6], 16, &[2, 0, 3, 1]),
+            c(&[7, 9, 6, 5], 16),
+            "tiled",
+        ),
+        (
+            "broadcast into a permuted destination",
+            c(&[1, 300, 5], 4).broadcast_to(&[64, 300, 5]).unwrap(),
+            c(&[5, 64, 300], 4).permuted(&[1, 2, 0]).unwrap(),
+            "tiled",
+        ),
+        (
+            "f32 transpose, flipped source rows",
+            t(&[700, 900], 4, &[1, 0]).sliced(s![..;-1, ..]).unwrap(),
+            c(&[900, 700], 4),
+            "tiled",
+        ),
+        (
+            "u8 transpose from an odd offset",
+            t(&[512, 1000], 1, &[1, 0]).sliced(s![1.., ..]).unwrap(),
+            c(&[999, 512], 1),
+            "tiled",
+        ),
+    ]
+}
+
+/// The schedules themselves need no GPU: checked in every CI run.
+#[test]
+fn named_cases_take_the_expected_kernels() {
+    for (name, sl, dl, first) in named_cases() {
+        let steps = CopyPlan::new(&dl, &sl).unwrap().schedule(1 << 20, 1 << 20);
+        assert_eq!(kind(&steps[0]), first, "{name}: {steps:?}");
+    }
+}
+
+#[test]
+#[ignore = "needs a CUDA device"]
+fn every_schedule_class_copies_exactly() {
+    let dev = Device::open(0).unwrap();
+    let stream = dev.new_stream().unwrap();
+    let mr = DeviceMemoryResource::new(&dev).unwrap();
+    let mut failures = vec![];
+    for (i, (name, sl, dl, _)) in named_cases().iter().enumerate() {
+        if let Some(e) = run(&mr, &stream, sl, dl, i as u64 + 1) {
+            failures.push(format!("{name}: {e}"));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+#[test]
+#[ignore = "needs a CUDA device"]
+fn the_randomized_set_copies_exactly() {
+    let dev = Device::open(0).unwrap();
+    let stream = dev.new_stream().unwrap();
+    let mr = DeviceMemoryResource::new(&dev).unwrap();
+    let mut rng = Rng(SEED);
+    let mut failures = vec![];
+    for case in 0..200u64 {
+        // The benchmark's generator at 1-2 MiB a case (the benchmark: 64-128 MiB).
+        let k = next_case(&mut rng, 1);
+        if let Some(e) = run(&mr, &stream, &k.src, &k.dst, case + 100) {
+            failures.push(format!("case {case}: {e}"));
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "{} of 200 wrong:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+}
