@@ -160,6 +160,16 @@ impl TilePlan {
         (s, d)
     }
 
+    /// Read words each of a block's 256 threads holds per tile (the kernel keeps them
+    /// all in flight): 16 for words of 1 or 2 bytes, else 8.
+    pub fn loads_per_thread(read_bytes: usize) -> usize {
+        if read_bytes <= 2 {
+            16
+        } else {
+            8
+        }
+    }
+
     /// Bytes of shared memory a block needs: the padded tile, the read positions (u16),
     /// the word offsets of reads and writes (i32).
     pub fn shared_bytes(&self) -> usize {
@@ -280,7 +290,7 @@ fn extents(p: &CopyPlan, td: i64, ts: i64) -> SmallVec<[i64; 8]> {
             break;
         }
         let need = (td + prod - 1) / prod;
-        ext[k] = p.shape[k].min(need);
+        ext[k] = fit(p.shape[k], need);
         prod *= ext[k];
     }
     let mut order: SmallVec<[usize; 8]> = (0..n).filter(|&k| p.src_strides[k] != 0).collect();
@@ -291,23 +301,37 @@ fn extents(p: &CopyPlan, td: i64, ts: i64) -> SmallVec<[i64; 8]> {
             break;
         }
         let need = (ts + prod - 1) / prod;
-        ext[k] = ext[k].max(p.shape[k].min(need));
+        ext[k] = ext[k].max(fit(p.shape[k], need));
         prod *= ext[k];
     }
     ext
 }
 
-/// Elements a tile should hold at least, so that each of a block's 256 threads moves
-/// several per tile (fewer when the shared-memory budget says so).
-fn min_volume(itemsize: usize) -> i64 {
-    let per_element = itemsize + itemsize.div_ceil(32) + 10; // data, slot, two tables
-    (2048usize).min(SHARED_BUDGET * 15 / 16 / per_element) as i64
+/// A tile extent of at least `need` along an axis of `n`: the whole axis when `need`
+/// reaches it, else the smallest divisor of `n` up to `2 * need` (no remainder slab, no
+/// extra launch), else `need`.
+fn fit(n: i64, need: i64) -> i64 {
+    if need >= n {
+        return n;
+    }
+    (need..=(2 * need).min(n))
+        .find(|d| n % d == 0)
+        .unwrap_or(need)
 }
 
-/// Enlarges a small tile along the destination's fastest axes not yet whole, until it
-/// holds [`min_volume`] elements: tiles of a few dozen elements leave most threads idle.
+/// Elements a tile can hold with words of one element: within the shared-memory budget,
+/// and no more reads than a block's threads keep in flight.
+fn max_volume(itemsize: usize) -> i64 {
+    let per_element = itemsize + itemsize.div_ceil(32) + 10; // data, slot, two tables
+    (SHARED_BUDGET / per_element).min(256 * TilePlan::loads_per_thread(itemsize)) as i64
+}
+
+/// Enlarges a small tile along the destination's fastest axes not yet whole, towards 2048
+/// elements (within [`max_volume`]): tiles of a few dozen elements leave most of a
+/// block's threads idle.
 fn grow(p: &CopyPlan, ext: &mut [i64]) {
-    let want = min_volume(p.itemsize);
+    let cap = max_volume(p.itemsize);
+    let want = cap.min(2048);
     let mut vol: i64 = ext.iter().filter(|&&e| e > 0).product();
     for k in (0..p.ndim()).rev() {
         if vol >= want {
@@ -317,7 +341,13 @@ fn grow(p: &CopyPlan, ext: &mut [i64]) {
         if cur >= p.shape[k] {
             continue;
         }
-        let grown = p.shape[k].min(cur * ((want + vol - 1) / vol));
+        let mut grown = fit(p.shape[k], cur * ((want + vol - 1) / vol));
+        if vol / cur * grown > cap {
+            grown = cur * (cap / vol);
+        }
+        if grown <= cur {
+            continue;
+        }
         vol = vol / cur * grown;
         ext[k] = grown;
     }
@@ -457,7 +487,10 @@ fn tile_with(
         t.dst_offset,
         dst_ptr,
     );
-    if t.shared_bytes() > SHARED_BUDGET {
+    let reads = t.volume() / t.read_word;
+    if t.shared_bytes() > SHARED_BUDGET
+        || reads > 256 * TilePlan::loads_per_thread(t.read_word * t.itemsize)
+    {
         return None;
     }
     // Remainder slabs: along each split axis, the part past the last whole tile.

@@ -103,7 +103,7 @@ fn function(stream: &Arc<CudaStream>, itemsize: usize, variant: Variant) -> Resu
                 read / itemsize,
                 wt(write)?,
                 write / itemsize,
-                unroll(read, 32)
+                stridekit_layout::TilePlan::loads_per_thread(read)
             ),
             include_str!("../kernels/tile_copy.cu"),
             "tile_copy",

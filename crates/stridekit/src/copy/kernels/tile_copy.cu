@@ -5,8 +5,9 @@
 // Each block first builds its tables in shared memory: for every read word its source
 // offset within a tile, for every element (in source order) its padded slot, for every
 // written word its destination offset. Then it loops over tiles: reads in source order
-// (coalesced along the source's fast axes, UNR words in flight per thread), scatters into
-// the slots, and writes in destination order (coalesced along the destination's).
+// (coalesced along the source's fast axes; a thread's words of a tile all in flight at
+// once), scatters into the slots, and writes in destination order (coalesced along the
+// destination's) while the next tile's reads are in flight.
 struct TileParams {
     long long src_steps[8]; long long dst_steps[8];   // per grid axis, elements
     unsigned int counts[8]; unsigned int mul[8]; unsigned int sh[8];  // grid axes, FastDiv
@@ -17,6 +18,28 @@ struct TileParams {
 };
 union RUnion { RWORD w; ELEM e[RW]; };
 union WUnion { WWORD w; ELEM e[WW]; };
+// Source and destination offsets of tile `t`'s first element (grid axis 0 fastest).
+__device__ __forceinline__ void tile_base(const TileParams& p, unsigned int t, long long& sb, long long& db) {
+    unsigned int rem = t;
+    sb = 0;
+    db = 0;
+    for (int g = 0; g < p.ng; ++g) {
+        const unsigned int hi = __umulhi(rem, p.mul[g]);
+        const unsigned int q = (hi + ((rem - hi) >> (p.sh[g] & 0xffu))) >> (p.sh[g] >> 8);
+        const unsigned int c = rem - q * p.counts[g];
+        rem = q;
+        sb += (long long)c * p.src_steps[g];
+        db += (long long)c * p.dst_steps[g];
+    }
+}
+// A thread's read words of one tile, all issued before any is used.
+__device__ __forceinline__ void load_tile(RWORD (&buf)[UNR], const ELEM* __restrict__ s, const int* soff, int nr) {
+#pragma unroll
+    for (int u = 0; u < UNR; ++u) {
+        const int w = u * blockDim.x + threadIdx.x;
+        if (w < nr) buf[u] = *reinterpret_cast<const RWORD*>(s + soff[w]);
+    }
+}
 extern "C" __global__ void __launch_bounds__(256) tile_copy(const ELEM* __restrict__ src, ELEM* __restrict__ dst,
                                                              const TileParams p) {
     extern __shared__ __align__(16) unsigned char smem[];
@@ -46,51 +69,47 @@ extern "C" __global__ void __launch_bounds__(256) tile_copy(const ELEM* __restri
         }
     }
     __syncthreads();
-    for (unsigned int t = blockIdx.x; t < p.ntiles; t += gridDim.x) {
-        unsigned int rem = t;
-        long long sb = 0, db = 0;
-        for (int g = 0; g < p.ng; ++g) {
-            const unsigned int hi = __umulhi(rem, p.mul[g]);
-            const unsigned int q = (hi + ((rem - hi) >> (p.sh[g] & 0xffu))) >> (p.sh[g] >> 8);
-            const unsigned int c = rem - q * p.counts[g];
-            rem = q;
-            sb += (long long)c * p.src_steps[g];
-            db += (long long)c * p.dst_steps[g];
-        }
-        const ELEM* s = src + sb;
-        ELEM* o = dst + db;
-        for (int base = 0; base < nr; base += blockDim.x * UNR) {
-            RWORD buf[UNR];
+    // Pipelined: the next tile's loads are in flight while this tile is written out.
+    // Each thread holds all of its read words of a tile (the planner keeps
+    // vol / RW <= UNR * 256).
+    unsigned int t = blockIdx.x;
+    if (t >= p.ntiles) return;
+    RWORD buf[UNR];
+    long long sb, db;
+    tile_base(p, t, sb, db);
+    load_tile(buf, src + sb, soff, nr);
+    for (;;) {
 #pragma unroll
-            for (int u = 0; u < UNR; ++u) {
-                const int w = base + u * blockDim.x + threadIdx.x;
-                if (w < nr) buf[u] = *reinterpret_cast<const RWORD*>(s + soff[w]);
-            }
-#pragma unroll
-            for (int u = 0; u < UNR; ++u) {
-                const int w = base + u * blockDim.x + threadIdx.x;
-                if (w < nr) {
-                    RUnion x;
-                    x.w = buf[u];
+        for (int u = 0; u < UNR; ++u) {
+            const int w = u * blockDim.x + threadIdx.x;
+            if (w < nr) {
+                RUnion x;
+                x.w = buf[u];
 #if RW % 8 == 0
-                    // Eight 16-bit slots per 16-byte shared-memory load.
-                    const uint4* q = reinterpret_cast<const uint4*>(slot + w * RW);
+                // Eight 16-bit slots per 16-byte shared-memory load.
+                const uint4* q = reinterpret_cast<const uint4*>(slot + w * RW);
 #pragma unroll
-                    for (int h = 0; h < RW / 8; ++h) {
-                        const uint4 s8 = q[h];
-                        const unsigned int part[4] = {s8.x, s8.y, s8.z, s8.w};
+                for (int h = 0; h < RW / 8; ++h) {
+                    const uint4 s8 = q[h];
+                    const unsigned int part[4] = {s8.x, s8.y, s8.z, s8.w};
 #pragma unroll
-                        for (int t = 0; t < 8; ++t)
-                            data[(part[t / 2] >> (16 * (t % 2))) & 0xffffu] = x.e[h * 8 + t];
-                    }
+                    for (int k = 0; k < 8; ++k)
+                        data[(part[k / 2] >> (16 * (k % 2))) & 0xffffu] = x.e[h * 8 + k];
+                }
 #else
 #pragma unroll
-                    for (int v = 0; v < RW; ++v) data[slot[w * RW + v]] = x.e[v];
+                for (int v = 0; v < RW; ++v) data[slot[w * RW + v]] = x.e[v];
 #endif
-                }
             }
         }
         __syncthreads();
+        const unsigned int next = t + gridDim.x;
+        long long nsb = 0, ndb = 0;
+        if (next < p.ntiles) {
+            tile_base(p, next, nsb, ndb);
+            load_tile(buf, src + nsb, soff, nr);
+        }
+        ELEM* o = dst + db;
         for (int w = threadIdx.x; w < nw; w += blockDim.x) {
             WUnion x;
 #pragma unroll
@@ -101,5 +120,9 @@ extern "C" __global__ void __launch_bounds__(256) tile_copy(const ELEM* __restri
             *reinterpret_cast<WWORD*>(o + doff[w]) = x.w;
         }
         __syncthreads();
+        if (next >= p.ntiles) break;
+        t = next;
+        sb = nsb;
+        db = ndb;
     }
 }
