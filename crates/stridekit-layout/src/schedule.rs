@@ -8,7 +8,7 @@
 //! | --- | --- | --- | --- |
 //! | empty | no elements | none | nothing |
 //! | contiguous | one gap-free run on both sides | [`CopyStep::Memcpy`] | `cuMemcpyAsync` |
-//! | shared fast axis | the source's fast axis is the destination's and long (>= 32 elements or 64 bytes), or the source does not move along it (broadcast) | [`CopyStep::Elementwise`] | one thread per element (widened to 16-, 8-, 4- or 2-byte words when both inner runs allow), coalesced on both sides, several loads in flight per thread |
+//! | shared fast axis | the source's fast axis is the destination's fastest axis along which the source moves (broadcast axes skipped) and long (>= 32 elements or 64 bytes); or the source spans a quarter of the elements or less (a broadcast: reads come from cache) | [`CopyStep::Elementwise`] | one thread per element (widened to 16-, 8-, 4- or 2-byte words when both inner runs allow), coalesced on both sides, several loads in flight per thread |
 //! | transpose of two long axes | the source's fast axis and the destination's differ, both >= 16; 1- and 2-byte elements only when 4-byte words stay aligned | [`CopyStep::Transpose`] | 32 x 32 word tiles through shared memory, all of a thread's loads in flight at once |
 //! | everything else (short fast axes, 1- and 2-byte transposes, permutations of many small axes) | fast axes differ or are short | [`CopyStep::Tiled`] | tiles that merge axes until both sides move >= 32 elements (128 bytes where it fits) contiguously and the tile holds ~2048 elements, staged through shared memory, read and written in 4-16 byte words where the runs are aligned |
 //! | fallback | a tile would not fit (offsets past 32 bits, more than 8 tile or grid axes) | [`CopyStep::Elementwise`] | as above |
@@ -218,6 +218,16 @@ impl CopyPlan {
     }
 }
 
+/// A source whose span is a quarter of the bytes written or less (broadcasts, repeats):
+/// its reads come from cache whatever their order, so the writes alone decide.
+fn source_is_small(p: &CopyPlan) -> bool {
+    let span: i64 = (0..p.ndim())
+        .map(|k| (p.shape[k] - 1) * p.src_strides[k].abs())
+        .sum::<i64>()
+        + 1;
+    (span as u128) * 4 <= p.volume as u128
+}
+
 /// The source's fast axis: smallest nonzero |stride|, the later axis on ties.
 fn source_fast_axis(p: &CopyPlan) -> Option<usize> {
     (0..p.ndim())
@@ -239,13 +249,15 @@ fn classify(
         out.push(CopyStep::Memcpy(p.clone()));
         return;
     }
-    let last = p.ndim() - 1;
     let long = |k: usize| p.shape[k] >= 32 || p.shape[k] as usize * p.itemsize >= 64;
-    let shared = match source_fast_axis(p) {
-        None => true,
-        Some(sf) => p.src_strides[last] == 0 || (sf == last && long(last)),
+    // The destination's fastest axis along which the source moves (broadcast axes
+    // re-read what is already cached).
+    let moving = (0..p.ndim()).rev().find(|&k| p.src_strides[k] != 0);
+    let shared = match (source_fast_axis(p), moving) {
+        (Some(sf), Some(m)) => sf == m && long(m),
+        _ => true,
     };
-    if shared {
+    if shared || source_is_small(p) {
         out.push(CopyStep::Elementwise(p.clone()));
         return;
     }

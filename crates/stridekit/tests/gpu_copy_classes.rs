@@ -180,7 +180,7 @@ fn named_cases() -> Vec<Named> {
             "broadcast into a permuted destination",
             c(&[1, 300, 5], 4).broadcast_to(&[64, 300, 5]).unwrap(),
             c(&[5, 64, 300], 4).permuted(&[1, 2, 0]).unwrap(),
-            "tiled",
+            "elementwise",
         ),
         (
             "f32 transpose, flipped source rows",
