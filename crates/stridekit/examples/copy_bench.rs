@@ -7,7 +7,7 @@
 use std::sync::Arc;
 use stridekit::cudarc::driver::sys::CUevent_flags;
 use stridekit::{
-    s, Buffer, CudaStream, Device, DeviceMemoryResource, MemoryResource, Order,
+    s, Buffer, CudaStream, Device, DeviceMemoryResource, HostMemoryResource, MemoryResource, Order,
     PinnedMemoryResource, StridedLayout, StridedMemoryView, StridedMemoryViewMut,
 };
 
@@ -44,6 +44,8 @@ struct Case {
     dst: StridedLayout,
     src_host: bool,
     dst_host: bool,
+    /// The host side is pageable (else pinned).
+    pageable: bool,
 }
 
 fn dense(shape: &[i64], isz: usize) -> StridedLayout {
@@ -61,9 +63,11 @@ fn main() -> R<()> {
     let pinned = PinnedMemoryResource::new(&dev);
     println!("device: {}", dev.name()?);
 
-    let alloc = |host: bool, l: &StridedLayout| -> R<Buffer> {
+    let alloc = |host: bool, pageable: bool, l: &StridedLayout| -> R<Buffer> {
         let bytes = l.required_size_in_bytes()?;
-        let mut b = if host {
+        let mut b = if host && pageable {
+            HostMemoryResource.allocate(bytes, &stream)?
+        } else if host {
             pinned.allocate(bytes, &stream)?
         } else {
             mr.allocate(bytes, &stream)?
@@ -73,7 +77,7 @@ fn main() -> R<()> {
     };
     // Ceiling: contiguous device-to-device memcpy of 1 GiB.
     let gib = dense(&[1 << 28], 4);
-    let (a, mut b) = (alloc(false, &gib)?, alloc(false, &gib)?);
+    let (a, mut b) = (alloc(false, false, &gib)?, alloc(false, false, &gib)?);
     let memcpy_ms = {
         let src = StridedMemoryView::from_buffer(&a, gib.clone(), None)?;
         let mut dst = StridedMemoryViewMut::from_buffer_mut(&mut b, gib.clone(), None)?;
@@ -91,6 +95,7 @@ fn main() -> R<()> {
             dst: dense(&[8192, 8192], isz),
             src_host: false,
             dst_host: false,
+            pageable: false,
         });
     }
     for p in [[2i64, 0, 1], [1, 0, 2], [0, 2, 1]] {
@@ -101,6 +106,7 @@ fn main() -> R<()> {
             src,
             src_host: false,
             dst_host: false,
+            pageable: false,
         });
     }
     for (isz, t) in [(4usize, "f32"), (2, "f16")] {
@@ -111,6 +117,7 @@ fn main() -> R<()> {
             src,
             src_host: false,
             dst_host: false,
+            pageable: false,
         });
     }
     let sl = dense(&[8192, 16384], 4).sliced(s![.., ..;2])?;
@@ -120,6 +127,7 @@ fn main() -> R<()> {
         src: sl,
         src_host: false,
         dst_host: false,
+        pageable: false,
     });
     let bc = dense(&[1, 16384], 4).broadcast_to(&[8192, 16384])?;
     cases.push(Case {
@@ -128,6 +136,7 @@ fn main() -> R<()> {
         src: bc,
         src_host: false,
         dst_host: false,
+        pageable: false,
     });
     let t64 = dense(&[4096, 4096], 4).permuted(&[1, 0])?;
     cases.push(Case {
@@ -136,13 +145,48 @@ fn main() -> R<()> {
         dst: dense(&[4096, 4096], 4),
         src_host: true,
         dst_host: false,
+        pageable: false,
     });
     cases.push(Case {
         name: "D2H 64 MiB transposed to pinned f32".into(),
-        src: t64,
+        src: t64.clone(),
         dst: dense(&[4096, 4096], 4),
         src_host: false,
         dst_host: true,
+        pageable: false,
+    });
+    // Pageable host memory: staged through pinned chunks, packed on every CPU thread.
+    cases.push(Case {
+        name: "H2D 64 MiB transposed pageable f32".into(),
+        src: t64.clone(),
+        dst: dense(&[4096, 4096], 4),
+        src_host: true,
+        dst_host: false,
+        pageable: true,
+    });
+    cases.push(Case {
+        name: "D2H 64 MiB transposed to pageable f32".into(),
+        src: t64.clone(),
+        dst: t64,
+        src_host: false,
+        dst_host: true,
+        pageable: true,
+    });
+    cases.push(Case {
+        name: "H2D 64 MiB from [::3] of pageable f32".into(),
+        src: dense(&[12288, 4096], 4).sliced(s![..;3, ..])?,
+        dst: dense(&[4096, 4096], 4),
+        src_host: true,
+        dst_host: false,
+        pageable: true,
+    });
+    cases.push(Case {
+        name: "D2H 64 MiB into [::2] of pageable f32".into(),
+        src: dense(&[4096, 4096], 4),
+        dst: dense(&[8192, 4096], 4).sliced(s![..;2, ..])?,
+        src_host: false,
+        dst_host: true,
+        pageable: true,
     });
 
     println!(
@@ -150,8 +194,8 @@ fn main() -> R<()> {
         "case", "MB moved", "time ms", "GB/s", "ratio"
     );
     for c in &cases {
-        let sbuf = alloc(c.src_host, &c.src)?;
-        let mut dbuf = alloc(c.dst_host, &c.dst)?;
+        let sbuf = alloc(c.src_host, c.pageable, &c.src)?;
+        let mut dbuf = alloc(c.dst_host, c.pageable, &c.dst)?;
         let moved = 2 * c.dst.volume() * c.dst.itemsize();
         let base_gbs = if c.src_host || c.dst_host {
             // The contiguous transfer of the same bytes, same direction.

@@ -8,8 +8,8 @@ use common::random_set::{next_case, Rng, SEED};
 use common::{filled, naive_copy, random_bytes, read};
 use std::sync::Arc;
 use stridekit::{
-    s, CopyPlan, CopyStep, CudaStream, Device, DeviceMemoryResource, Order, StridedLayout,
-    StridedMemoryView, StridedMemoryViewMut,
+    s, CopyPlan, CopyStep, CudaStream, Device, DeviceMemoryResource, HostMemoryResource,
+    MemoryResource, Order, StridedLayout, StridedMemoryView, StridedMemoryViewMut,
 };
 
 fn c(shape: &[i64], isz: usize) -> StridedLayout {
@@ -242,4 +242,99 @@ fn the_randomized_set_copies_exactly() {
         failures.len(),
         failures.join("\n")
     );
+}
+
+/// Copies `sl` (in memory of `smr`) into `dl` (in memory of `dmr`), byte-exact or why not.
+fn run_between(
+    smr: &dyn MemoryResource,
+    dmr: &dyn MemoryResource,
+    stream: &Arc<CudaStream>,
+    sl: &StridedLayout,
+    dl: &StridedLayout,
+    seed: u64,
+) -> Option<String> {
+    let data = random_bytes(required(sl), seed);
+    let poison = random_bytes(required(dl), seed ^ 0x5a5a);
+    let sbuf = filled(smr, &data, stream);
+    let mut dbuf = filled(dmr, &poison, stream);
+    {
+        let src = StridedMemoryView::from_buffer(&sbuf, sl.clone(), None).unwrap();
+        let mut dst = StridedMemoryViewMut::from_buffer_mut(&mut dbuf, dl.clone(), None).unwrap();
+        if let Err(e) = dst.copy_from(&src, Some(stream)) {
+            return Some(format!("{sl} -> {dl}: {e}"));
+        }
+    }
+    stream.synchronize().unwrap();
+    let got = read(&dbuf, stream);
+    let want = naive_copy(&poison, dl, &data, sl);
+    (got != want).then(|| {
+        let bad = got.iter().zip(&want).filter(|(a, b)| a != b).count();
+        format!("{sl} -> {dl}: {bad} of {} bytes differ", want.len())
+    })
+}
+
+#[test]
+#[ignore = "needs a CUDA device"]
+fn pageable_host_copies_cross_many_staging_chunks() {
+    let dev = Device::open(0).unwrap();
+    let stream = dev.new_stream().unwrap();
+    let device = DeviceMemoryResource::new(&dev).unwrap();
+    let host = HostMemoryResource;
+    let t = |shape: &[i64], isz: usize| c(shape, isz).permuted(&[1, 0]).unwrap();
+    let mut failures = vec![];
+    // (name, source, destination, source on the host): 20-50 MB each, so that several
+    // 8 MiB chunks (with element counts that do not divide them) move per copy.
+    let cases: Vec<(&str, StridedLayout, StridedLayout, bool)> = vec![
+        (
+            "H2D transposed span",
+            t(&[3001, 4003], 4),
+            c(&[4003, 3001], 4),
+            true,
+        ),
+        (
+            "H2D sparse rows, packed",
+            c(&[9000, 3001], 2).sliced(s![..;3, ..]).unwrap(),
+            c(&[3000, 3001], 2),
+            true,
+        ),
+        (
+            "H2D sparse 16-byte elements, flipped",
+            c(&[2000, 1500], 16).sliced(s![..;-3, ..;2]).unwrap(),
+            c(&[667, 750], 16),
+            true,
+        ),
+        (
+            "D2H into a transposed span",
+            c(&[4003, 3001], 4),
+            t(&[3001, 4003], 4),
+            false,
+        ),
+        (
+            "D2H into rows with gaps",
+            c(&[3000, 3001], 2),
+            c(&[9000, 3001], 2).sliced(s![..;3, ..]).unwrap(),
+            false,
+        ),
+        (
+            "D2H into a padded transposed u8 view",
+            c(&[5000, 7001], 1),
+            c(&[7003, 5000], 1)
+                .sliced(s![..7001, ..])
+                .unwrap()
+                .permuted(&[1, 0])
+                .unwrap(),
+            false,
+        ),
+    ];
+    for (i, (name, sl, dl, h2d)) in cases.iter().enumerate() {
+        let (smr, dmr): (&dyn MemoryResource, &dyn MemoryResource) = if *h2d {
+            (&host, &device)
+        } else {
+            (&device, &host)
+        };
+        if let Some(e) = run_between(smr, dmr, &stream, sl, dl, 40 + i as u64) {
+            failures.push(format!("{name}: {e}"));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
 }

@@ -4,9 +4,12 @@
 //! - a plan that is one run of bytes is one `cuMemcpyAsync` (or a CPU copy host to host);
 //! - host to host runs on the CPU;
 //! - device to device (and managed memory) runs the NVRTC-compiled strided kernel;
-//! - a host side (pageable or pinned) moves as a contiguous span to or from a device
-//!   temporary, with the kernel doing the strided part on the device; a host side too
-//!   sparse for that is packed or unpacked by the CPU through a dense staging buffer.
+//! - a pinned host side moves as a contiguous span to or from a device temporary, with
+//!   the kernel doing the strided part on the device; a pinned side too sparse for that is
+//!   packed or unpacked by the CPU through a dense staging buffer;
+//! - a pageable host side goes through a ring of pinned chunks (`staged`): every rayon
+//!   thread packs (or unpacks) one chunk, its span or its elements, while the copy engine
+//!   moves the previous one; the kernel does the strided part on the device.
 //!
 //! Overlapping source and destination behave as if the source were copied out first.
 
@@ -14,6 +17,7 @@ mod across;
 pub(crate) mod external;
 pub(crate) mod host;
 mod kernel;
+mod staged;
 
 use crate::device::Device;
 #[cfg(test)]
@@ -201,6 +205,15 @@ fn host_to_device(
     src: &StridedMemoryView<'_>,
 ) -> Result<()> {
     const OP: &str = "copy host to device";
+    if src.kind() == MemoryKind::Host {
+        // Pageable: packed (or its span copied) by the CPU into pinned chunks that move
+        // while the next is packed; the GPU does the strided part.
+        let (packed, cpu, host) = staging_plan(src.layout(), src.ptr(), src.byte_span().0, true)?;
+        let tmp = cx.temp(span_bytes(&packed))?;
+        staged::upload(&cpu, tmp.ptr(), host, cx.stream)?;
+        let plan = CopyPlan::new(dst.layout(), &packed)?;
+        return cx.on_device(&plan, dst.ptr(), tmp.ptr());
+    }
     let (staged_layout, staged_ptr, _keep): (StridedLayout, u64, Option<Buffer>) =
         if sparse(src.layout()) {
             // Pack on the CPU into pinned memory, in the destination's order.
@@ -228,6 +241,13 @@ fn device_to_host(
     src: &StridedMemoryView<'_>,
 ) -> Result<()> {
     const OP: &str = "copy device to host";
+    if dst.kind() == MemoryKind::Host {
+        // Pageable: the GPU packs; pinned chunks move while the CPU unpacks the last one.
+        let (packed, cpu, host) = staging_plan(dst.layout(), dst.ptr(), dst.byte_span().0, false)?;
+        let tmp = cx.temp(span_bytes(&packed))?;
+        cx.on_device(&CopyPlan::new(&packed, src.layout())?, tmp.ptr(), src.ptr())?;
+        return staged::download(&cpu, host, tmp.ptr(), cx.stream);
+    }
     if dst.layout().is_contiguous_any() {
         // Build the destination's exact span on the device, then move it whole.
         let moved = rebased(dst.layout())?;
@@ -250,6 +270,35 @@ fn device_to_host(
         .map_err(driver(OP, "cuStreamSynchronize"))?;
     host::copy(&CopyPlan::new(dst.layout(), &packed)?, dst.ptr(), pin.ptr());
     Ok(())
+}
+
+/// How a pageable host layout `l` (base `ptr`, lowest byte `lo`) is staged: the layout
+/// the bytes have on the device, the CPU's plan between the staging chunks (its
+/// destination side, dense) and host memory (its source side), and the host address that
+/// plan counts from. A layout moves its whole span as bytes (the GPU permutes) when it
+/// has no gaps, or, if `read`, few; else it is packed, in its own memory order
+/// (sequential host access). A span written back must not carry gaps: their bytes are
+/// the host's.
+fn staging_plan(
+    l: &StridedLayout,
+    ptr: u64,
+    lo: u64,
+    read: bool,
+) -> Result<(StridedLayout, CopyPlan, u64)> {
+    let whole = if read {
+        !sparse(l)
+    } else {
+        l.is_contiguous_any()
+    };
+    if !whole {
+        let packed = StridedLayout::dense_like(l, Order::K)?;
+        let cpu = CopyPlan::new(&packed, l)?;
+        Ok((packed, cpu, ptr))
+    } else {
+        let span = span_bytes(l) as i64;
+        let bytes = StridedLayout::dense(&[span], 1, Order::C)?;
+        Ok((rebased(l)?, CopyPlan::new(&bytes, &bytes)?, lo))
+    }
 }
 
 fn overlaps(a: &StridedMemoryView<'_>, b: &StridedMemoryView<'_>) -> bool {
