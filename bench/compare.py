@@ -45,24 +45,42 @@ def main():
         cases.append((f"(512,512,256) f32 permute {list(p)}", (512, 512, 256), torch.float32, lambda t, p=p: t.permute(p), "cuda", "cuda"))
     for t_, name in ((torch.float32, "f32"), (torch.float16, "f16")):
         cases.append((f"NCHW->NHWC (64,256,64,64) {name}", (64, 256, 64, 64), t_, lambda t: t.permute(0, 2, 3, 1), "cuda", "cuda"))
+    for shape, perm, dtype in (((32,) * 5, (4, 2, 0, 3, 1), torch.float32), ((16,) * 6, (5, 3, 1, 4, 2, 0), torch.float32),
+                               ((24, 40, 3, 50, 36), (3, 1, 4, 0, 2), torch.float64)):
+        cases.append((f"{len(shape)}-D {list(shape)} permute {list(perm)}", shape, dtype, lambda t, p=perm: t.permute(p), "cuda", "cuda"))
+    for dtype, name in ((torch.float32, "f32"), (torch.float16, "f16"), (torch.uint8, "u8")):
+        cases.append((f"transpose 4097x3001 {name}", (3001, 4097), dtype, lambda t: t.t(), "cuda", "cuda"))
+    cases.append(("RGB interleaved -> planar (4096,4096,3) u8", (4096, 4096, 3), torch.uint8, lambda t: t.permute(2, 0, 1), "cuda", "cuda"))
+    cases.append(("RGB planar -> interleaved (4096,4096,3) u8", (3, 4096, 4096), torch.uint8, lambda t: t.permute(1, 2, 0), "cuda", "cuda"))
+    cases.append(("NCHW->NHWC (256,3,224,224) u8", (256, 3, 224, 224), torch.uint8, lambda t: t.permute(0, 2, 3, 1), "cuda", "cuda"))
+    cases.append(("misaligned [1:, 1:] of (8193,8193) f16", (8193, 8193), torch.float16, lambda t: t[1:, 1:], "cuda", "cuda"))
+    cases.append(("both strided [::2, ::2] (8192,16384) f32 (dst strided too)", (8192, 16384), torch.float32, lambda t: t[::2, ::2], "cuda", "strided"))
+    cases.append(("batched 32x8 transposes (262144,32,8) f16", (262144, 32, 8), torch.float16, lambda t: t.permute(0, 2, 1), "cuda", "cuda"))
     cases.append(("[:, ::2] of (8192,16384) f32", (8192, 16384), torch.float32, lambda t: t[:, ::2], "cuda", "cuda"))
     cases.append(("broadcast (1,16384)->(8192,16384) f32", (1, 16384), torch.float32, lambda t: t.expand(8192, 16384), "cuda", "cuda"))
     cases.append(("H2D 64 MiB transposed pinned f32", (4096, 4096), torch.float32, lambda t: t.t(), "pinned", "cuda"))
     cases.append(("D2H 64 MiB transposed to pinned f32", (4096, 4096), torch.float32, lambda t: t.t(), "cuda", "pinned"))
-    print(f"{'case':<42} {'torch GB/s':>10} {'ratio':>6} {'cupy GB/s':>10} {'ratio':>6}")
+    cases.append(("H2D 64 MiB transposed pageable f32", (4096, 4096), torch.float32, lambda t: t.t(), "pageable", "cuda"))
+    cases.append(("H2D 64 MiB from [::3] of pageable f32", (12288, 4096), torch.float32, lambda t: t[::3], "pageable", "cuda"))
+    print(f"{'case':<58} {'torch GB/s':>10} {'ratio':>6} {'cupy GB/s':>10} {'ratio':>6}")
     for name, shape, dtype, view, sdev, ddev in cases:
         if sdev == "pinned":
             base = torch.empty(shape, dtype=dtype).pin_memory()
+        elif sdev == "pageable":
+            base = torch.empty(shape, dtype=dtype)
         else:
             base = torch.empty(shape, dtype=dtype, device=dev)
         base.view(torch.uint8 if dtype.itemsize == 1 else base.dtype).random_(0, 100)
         src = view(base)
-        out = torch.empty(src.shape, dtype=dtype, device=dev if ddev == "cuda" else "cpu")
+        if ddev == "strided":
+            out = torch.empty(shape, dtype=dtype, device=dev)[::2, ::2]
+        else:
+            out = torch.empty(src.shape, dtype=dtype, device=dev if ddev == "cuda" else "cpu")
         if ddev == "pinned":
             out = out.pin_memory()
         moved = 2 * src.numel() * src.element_size()
-        if sdev == "pinned" or ddev == "pinned":
-            flat_src = base.reshape(-1)
+        if sdev in ("pinned", "pageable") or ddev == "pinned":
+            flat_src = base.reshape(-1)[: src.numel()]
             flat_dst = out.reshape(-1)
             ref = moved / bench(lambda: flat_dst.copy_(flat_src, non_blocking=True)) / 1e6
         else:
@@ -79,7 +97,7 @@ def main():
                 cms = bench(lambda: co.__setitem__(Ellipsis, cs))
             c_gbs = moved / cms / 1e6
             c_txt, c_ratio = f"{c_gbs:.0f}", f"{c_gbs / ref:.2f}"
-        print(f"{name:<42} {t_gbs:>10.0f} {t_gbs / ref:>6.2f} {c_txt:>10} {c_ratio:>6}")
+        print(f"{name:<58} {t_gbs:>10.0f} {t_gbs / ref:>6.2f} {c_txt:>10} {c_ratio:>6}")
 
 
 if __name__ == "__main__":

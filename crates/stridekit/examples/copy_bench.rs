@@ -4,6 +4,9 @@
 //! with CUDA events, the bandwidth, and the ratio to a contiguous device memcpy of 1 GiB
 //! measured in the same run (host transfers: to the contiguous transfer of the same size).
 
+#[path = "common/roofline.rs"]
+mod roofline;
+
 use std::sync::Arc;
 use stridekit::cudarc::driver::sys::CUevent_flags;
 use stridekit::{
@@ -120,6 +123,98 @@ fn main() -> R<()> {
             pageable: false,
         });
     }
+    // Many-axis permutations (also timed with LibreTT: bench/librett_compare.cu).
+    for (shape, perm, isz) in [
+        (vec![32i64, 32, 32, 32, 32], vec![4i64, 2, 0, 3, 1], 4usize),
+        (vec![16, 16, 16, 16, 16, 16], vec![5, 3, 1, 4, 2, 0], 4),
+        (vec![24, 40, 3, 50, 36], vec![3, 1, 4, 0, 2], 8),
+    ] {
+        let src = dense(&shape, isz).permuted(&perm)?;
+        cases.push(Case {
+            name: format!(
+                "{}-D {:?} {} permute {perm:?}",
+                shape.len(),
+                shape,
+                if isz == 4 { "f32" } else { "f64" }
+            ),
+            dst: dense(src.shape(), isz),
+            src,
+            src_host: false,
+            dst_host: false,
+            pageable: false,
+        });
+    }
+    // Layouts a new user tries: odd extents, short inner axes, flips, misalignment.
+    for (isz, t) in [(4usize, "f32"), (2, "f16"), (1, "u8")] {
+        let src = dense(&[3001, 4097], isz).permuted(&[1, 0])?;
+        cases.push(Case {
+            name: format!("transpose 4097x3001 {t}"),
+            dst: dense(src.shape(), isz),
+            src,
+            src_host: false,
+            dst_host: false,
+            pageable: false,
+        });
+    }
+    let rgb = dense(&[4096, 4096, 3], 1);
+    cases.push(Case {
+        name: "RGB interleaved -> planar (4096,4096,3) u8".into(),
+        src: rgb.permuted(&[2, 0, 1])?,
+        dst: dense(&[3, 4096, 4096], 1),
+        src_host: false,
+        dst_host: false,
+        pageable: false,
+    });
+    cases.push(Case {
+        name: "RGB planar -> interleaved (4096,4096,3) u8".into(),
+        src: dense(&[3, 4096, 4096], 1),
+        dst: rgb.permuted(&[2, 0, 1])?,
+        src_host: false,
+        dst_host: false,
+        pageable: false,
+    });
+    cases.push(Case {
+        name: "NCHW->NHWC (256,3,224,224) u8".into(),
+        src: dense(&[256, 3, 224, 224], 1),
+        dst: dense(&[256, 224, 224, 3], 1).permuted(&[0, 3, 1, 2])?,
+        src_host: false,
+        dst_host: false,
+        pageable: false,
+    });
+    cases.push(Case {
+        name: "inner flip [:, ::-1] of (8192,8192) f32".into(),
+        src: dense(&[8192, 8192], 4).sliced(s![.., ..;-1])?,
+        dst: dense(&[8192, 8192], 4),
+        src_host: false,
+        dst_host: false,
+        pageable: false,
+    });
+    cases.push(Case {
+        name: "misaligned [1:, 1:] of (8193,8193) f16".into(),
+        src: dense(&[8193, 8193], 2).sliced(s![1.., 1..])?,
+        dst: dense(&[8192, 8192], 2),
+        src_host: false,
+        dst_host: false,
+        pageable: false,
+    });
+    cases.push(Case {
+        name: "both strided [::2, ::2] -> [::2, ::2] (8192,16384) f32".into(),
+        src: dense(&[8192, 16384], 4).sliced(s![..;2, ..;2])?,
+        dst: dense(&[8192, 16384], 4)
+            .sliced(s![..;2, ..;2])?
+            .permuted(&[0, 1])?,
+        src_host: false,
+        dst_host: false,
+        pageable: false,
+    });
+    cases.push(Case {
+        name: "batched 32x8 transposes (262144,32,8) f16".into(),
+        src: dense(&[262144, 32, 8], 2).permuted(&[0, 2, 1])?,
+        dst: dense(&[262144, 8, 32], 2),
+        src_host: false,
+        dst_host: false,
+        pageable: false,
+    });
     let sl = dense(&[8192, 16384], 4).sliced(s![.., ..;2])?;
     cases.push(Case {
         name: "[:, ::2] of (8192,16384) f32".into(),
@@ -166,7 +261,7 @@ fn main() -> R<()> {
     });
     cases.push(Case {
         name: "D2H 64 MiB transposed to pageable f32".into(),
-        src: t64.clone(),
+        src: dense(&[4096, 4096], 4),
         dst: t64,
         src_host: false,
         dst_host: true,
@@ -190,8 +285,8 @@ fn main() -> R<()> {
     });
 
     println!(
-        "{:<42} {:>10} {:>10} {:>9} {:>8}",
-        "case", "MB moved", "time ms", "GB/s", "ratio"
+        "{:<58} {:>10} {:>10} {:>9} {:>8} {:>9}",
+        "case", "MB moved", "time ms", "GB/s", "ratio", "roofline"
     );
     for c in &cases {
         let sbuf = alloc(c.src_host, c.pageable, &c.src)?;
@@ -211,13 +306,24 @@ fn main() -> R<()> {
         let mut dst = StridedMemoryViewMut::from_buffer_mut(&mut dbuf, c.dst.clone(), None)?;
         let ms = time_ms(&stream, || dst.copy_from(&src, Some(&stream)))?;
         let gbs = moved as f64 / ms / 1e6;
+        // Efficiency against the roofline: sectors read plus bytes written, at the
+        // ceiling's rate (device cases only).
+        let roof = if c.src_host || c.dst_host {
+            "-".to_string()
+        } else {
+            format!(
+                "{:.2}",
+                roofline::traffic(&c.src) as f64 / base_gbs / 1e6 / ms
+            )
+        };
         println!(
-            "{:<42} {:>10.1} {:>10.3} {:>9.0} {:>8.2}",
+            "{:<58} {:>10.1} {:>10.3} {:>9.0} {:>8.2} {:>9}",
             c.name,
             moved as f64 / 1e6,
             ms,
             gbs,
-            gbs / base_gbs
+            gbs / base_gbs,
+            roof
         );
     }
     Ok(())

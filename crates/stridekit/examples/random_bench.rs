@@ -30,6 +30,9 @@ fn err(e: impl std::fmt::Display) -> stridekit::Error {
 
 #[path = "../tests/common/random_set.rs"]
 mod random_set;
+#[path = "common/roofline.rs"]
+mod roofline;
+use roofline::read_bytes;
 
 /// The byte at offset `o` of the source pattern (what the fill kernel writes).
 fn pattern(o: u64) -> u8 {
@@ -47,45 +50,6 @@ extern "C" __global__ void fill(unsigned int* p, unsigned long long words) {
     }
 }
 "#;
-
-/// Sectors (32 bytes) the reads of `l` touch: per row along the smallest nonzero stride,
-/// capped by the span; axes of stride 0 are read once.
-fn read_bytes(l: &StridedLayout) -> u64 {
-    let isz = l.itemsize() as i64;
-    let axes: Vec<(i64, i64)> = l
-        .shape()
-        .iter()
-        .zip(l.strides())
-        .filter(|(&n, &s)| n > 1 && s != 0)
-        .map(|(&n, &s)| (n, s.abs() * isz))
-        .collect();
-    if axes.is_empty() {
-        return 32;
-    }
-    let (inner, _) = axes
-        .iter()
-        .enumerate()
-        .min_by_key(|(_, (_, s))| *s)
-        .unwrap_or((0, &(1, 1)));
-    let (n, s) = axes[inner];
-    let rows: i64 = axes
-        .iter()
-        .enumerate()
-        .filter(|(k, _)| *k != inner)
-        .map(|(_, (n, _))| n)
-        .product();
-    let per_row = if s >= 32 {
-        n
-    } else {
-        let bytes = (n - 1) * s + isz;
-        let aligned = (l.slice_offset() * isz) % 32 == 0
-            && axes.iter().all(|(_, s)| s % 32 == 0 || *s == axes[inner].1);
-        (bytes + 31) / 32 + if aligned { 0 } else { 1 }
-    };
-    let (lo, hi) = l.offset_bounds();
-    let span = ((hi - lo + 1) * isz) as u64;
-    ((rows * per_row) as u64 * 32).min(span.div_ceil(32) * 32 + 32)
-}
 
 /// The schedule's steps, e.g. `tiled(r16,w4)+elementwise`.
 fn steps(plan: &CopyPlan, dptr: u64, sptr: u64) -> String {
@@ -251,7 +215,7 @@ fn main() -> R<()> {
             let mut dst = StridedMemoryViewMut::from_buffer_mut(&mut dbuf, dl.clone(), None)?;
             time_ms(&stream, 5, || dst.copy_from(&src, Some(&stream)))?
         };
-        let traffic = read_bytes(&sl) + (plan.volume * isz) as u64;
+        let traffic = roofline::traffic(&sl);
         let eff = traffic as f64 / bw / 1e6 / ms;
         // The same with partially written sectors counted as DRAM does them: the sector
         // is read, merged and written back.
