@@ -168,7 +168,7 @@ fn named_cases() -> Vec<Named> {
             "16-byte elements, 4-D permutation",
             t(&[9, 33, 17, 20], 16, &[2, 0, 3, 1]),
             c(&[17, 9, 20, 33], 16),
-            "transpose",
+            "tiled",
         ),
         (
             "16-byte elements, short axes",

@@ -69,6 +69,8 @@ pub(super) struct TileParams {
     sstr: [i32; 8],
     dstr: [i32; 8],
     wgt: [i32; 8],
+    tmul: [u32; 8],
+    tsh: [u32; 8],
     sorder: [i32; 8],
     nt: i32,
     ng: i32,
@@ -79,7 +81,7 @@ pub(super) struct TileParams {
 }
 
 // SAFETY: plain C struct matching `TileParams` in tile_copy.cu: 64-bit arrays first, then
-// 4-byte fields only (408 bytes, no padding).
+// 4-byte fields only (472 bytes, no padding).
 unsafe impl DeviceRepr for TileParams {}
 
 impl TileParams {
@@ -101,6 +103,8 @@ impl TileParams {
             sstr: [0; 8],
             dstr: [0; 8],
             wgt: [0; 8],
+            tmul: [1; 8],
+            tsh: [0; 8],
             sorder: [0; 8],
             nt: nt as i32,
             ng: ng as i32,
@@ -125,6 +129,9 @@ impl TileParams {
                 i32::try_from(t.dst_strides[k]).ok()?
             };
             p.wgt[k] = i32::try_from(w).ok()?;
+            let f = FastDiv::new(p.ext[k] as u32);
+            p.tmul[k] = f.mul;
+            p.tsh[k] = f.packed_shifts();
             w *= e;
             p.sorder[k] = t.src_order[k] as i32;
         }

@@ -12,6 +12,7 @@ struct TileParams {
     long long src_steps[8]; long long dst_steps[8];   // per grid axis, elements
     unsigned int counts[8]; unsigned int mul[8]; unsigned int sh[8];  // grid axes, FastDiv
     int ext[8]; int sstr[8]; int dstr[8]; int wgt[8];  // tile axes, destination order
+    unsigned int tmul[8]; unsigned int tsh[8];         // FastDiv by each tile extent
     int sorder[8];                                     // tile axes in source order
     int nt, ng, vol; unsigned int ntiles;
     int data_bytes, pos_bytes;                          // shared-memory carve-up
@@ -49,21 +50,27 @@ extern "C" __global__ void __launch_bounds__(256) tile_copy(const ELEM* __restri
     int* soff = reinterpret_cast<int*>(smem + p.data_bytes + p.pos_bytes);
     int* doff = soff + nr;
     for (int i = threadIdx.x; i < vol; i += blockDim.x) {
-        int rem = i, so = 0, j = 0;
+        unsigned int rem = i;
+        int so = 0, j = 0;
         for (int q = 0; q < p.nt; ++q) {
-            const int k = p.sorder[q], e = p.ext[k], c = rem % e;
-            rem /= e;
+            const int k = p.sorder[q];
+            const unsigned int hi = __umulhi(rem, p.tmul[k]);
+            const unsigned int quo = (hi + ((rem - hi) >> (p.tsh[k] & 0xffu))) >> (p.tsh[k] >> 8);
+            const int c = (int)(rem - quo * (unsigned int)p.ext[k]);
+            rem = quo;
             so += c * p.sstr[k];
             j += c * p.wgt[k];
         }
         slot[i] = (unsigned short)(j + (j >> 5));
         if (i % RW == 0) soff[i / RW] = so;
         if (i % WW == 0) {
-            int r = i, d = 0;
+            unsigned int r = i;
+            int d = 0;
             for (int k = 0; k < p.nt; ++k) {
-                const int e = p.ext[k], c = r % e;
-                r /= e;
-                d += c * p.dstr[k];
+                const unsigned int hi = __umulhi(r, p.tmul[k]);
+                const unsigned int quo = (hi + ((r - hi) >> (p.tsh[k] & 0xffu))) >> (p.tsh[k] >> 8);
+                d += (int)(r - quo * (unsigned int)p.ext[k]) * p.dstr[k];
+                r = quo;
             }
             doff[i / WW] = d;
         }
