@@ -204,10 +204,11 @@ mod tests {
     fn parameter_blocks_match_the_cuda_struct() {
         // shape, src, dst (PMAX x 8 bytes each), n (8), mul and sh (PMAX x 4 each).
         assert_eq!(std::mem::size_of::<super::Params<8>>(), 3 * 64 + 8 + 2 * 32);
-        // src/dst steps (2 x 64), counts/mul/sh (3 x 32), five i32 arrays (160), six scalars.
+        // src/dst steps (2 x 64), counts/mul/sh (3 x 32), seven 4-byte arrays of the tile
+        // axes (224), six scalars.
         assert_eq!(
             std::mem::size_of::<super::TileParams>(),
-            128 + 96 + 160 + 24
+            128 + 96 + 224 + 24
         );
         assert_eq!(
             std::mem::size_of::<super::Params<64>>(),
