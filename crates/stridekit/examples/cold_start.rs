@@ -3,12 +3,20 @@
 //! same `STRIDEKIT_KERNEL_CACHE` directory (cold, then warm) and once with it `off`.
 
 use std::time::Instant;
+use stridekit::cudarc::driver::PushKernelArg;
 use stridekit::{
     Device, DeviceMemoryResource, MemoryResource, Order, StridedLayout, StridedMemoryView,
     StridedMemoryViewMut,
 };
 
 type R<T> = Result<T, stridekit::Error>;
+
+fn err(e: impl std::fmt::Display) -> stridekit::Error {
+    stridekit::Error::Invalid {
+        op: "cold_start",
+        rule: e.to_string(),
+    }
+}
 
 fn ms(t: Instant) -> f64 {
     t.elapsed().as_secs_f64() * 1e3
@@ -82,27 +90,62 @@ fn main() -> R<()> {
             StridedLayout::dense(&[256, 256], 4, Order::C)?,
         ),
     ];
-    for (name, sl, dl) in &small {
-        let src = StridedMemoryView::from_buffer(&a, sl.clone(), None)?;
-        let mut dst = StridedMemoryViewMut::from_buffer_mut(&mut b, dl.clone(), None)?;
-        for _ in 0..100 {
-            dst.copy_from(&src, Some(&stream))?;
+    // Timed in batches of 100 calls (the stream's queue never fills, so the GPU's own
+    // speed never throttles submission), synchronized between batches.
+    let host_us = |f: &mut dyn FnMut() -> R<()>| -> R<f64> {
+        for _ in 0..200 {
+            f()?;
         }
         sync(&stream)?;
         let mut per = vec![];
-        for _ in 0..11 {
+        for _ in 0..101 {
             let t = Instant::now();
-            for _ in 0..1000 {
-                dst.copy_from(&src, Some(&stream))?;
+            for _ in 0..100 {
+                f()?;
             }
-            per.push(t.elapsed().as_secs_f64() * 1e6 / 1000.0);
+            per.push(t.elapsed().as_secs_f64() * 1e6 / 100.0);
             sync(&stream)?;
         }
         per.sort_by(|x, y| x.total_cmp(y));
-        println!(
-            "small copy host time, {name}: {:.2} µs per call (median of 11 x 1000)",
-            per[5]
-        );
+        Ok(per[50])
+    };
+    for (name, sl, dl) in &small {
+        let src = StridedMemoryView::from_buffer(&a, sl.clone(), None)?;
+        let mut dst = StridedMemoryViewMut::from_buffer_mut(&mut b, dl.clone(), None)?;
+        let us = host_us(&mut || dst.copy_from(&src, Some(&stream)))?;
+        println!("small copy host time, {name}: {us:.2} µs per call (median of 101 x 100)");
     }
+    // The driver's own floor, same run: the bare calls each small copy makes.
+    let (pa, pb) = (a.ptr(), b.ptr());
+    let memcpy_us = host_us(&mut || {
+        stream.context().bind_to_thread().map_err(err)?;
+        // SAFETY: two live 64 MiB device buffers; 4 KiB stays inside both.
+        let r = unsafe {
+            stridekit::cudarc::driver::sys::cuMemcpyAsync(pb, pa, 4096, stream.cu_stream())
+        };
+        r.result().map_err(err)
+    })?;
+    let empty = dev
+        .compile_module(
+            "cold_start_empty",
+            "extern \"C\" __global__ void empty(const float* a, float* b) {}",
+        )?
+        .load_function("empty")
+        .map_err(err)?;
+    let launch_us = host_us(&mut || {
+        let mut l = stream.launch_builder(&empty);
+        l.arg(&pa).arg(&pb);
+        // SAFETY: the kernel takes two pointers and touches neither.
+        unsafe {
+            l.launch(stridekit::cudarc::driver::LaunchConfig {
+                grid_dim: (8, 8, 1),
+                block_dim: (32, 8, 1),
+                shared_mem_bytes: 0,
+            })
+        }
+        .map(|_| ())
+        .map_err(err)
+    })?;
+    println!("driver floor, same run: cuMemcpyAsync 4 KiB {memcpy_us:.2} µs, cuLaunchKernel (empty kernel, via cudarc) {launch_us:.2} µs");
     Ok(())
 }

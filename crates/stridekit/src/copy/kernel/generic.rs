@@ -29,9 +29,13 @@ fn launch_with<const D: usize>(
     let src0 = src.wrapping_add_signed(plan.src_offset * isz);
     let dst0 = dst.wrapping_add_signed(plan.dst_offset * isz);
     let wide = n > u32::MAX as u64 / 2;
-    let f = function(stream, plan.itemsize, Variant::Generic { ndim: nd, wide })?;
+    let variant = Variant::Generic { ndim: nd, wide };
+    let f = function(stream, plan.itemsize, variant)?;
     let per_block = 256 * super::unroll(plan.itemsize, 16) as u64;
-    let blocks = n.div_ceil(per_block).clamp(1, sm_count(stream)?.max(1) * 8) as u32;
+    let resident = super::resident_blocks(stream, &f, plan.itemsize, variant, 0)?;
+    let blocks = n
+        .div_ceil(per_block)
+        .clamp(1, sm_count(stream)?.max(1) * resident) as u32;
     let cfg = LaunchConfig {
         grid_dim: (blocks, 1, 1),
         block_dim: (256, 1, 1),

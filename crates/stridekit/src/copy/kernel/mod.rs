@@ -145,6 +145,34 @@ fn sm_count(stream: &Arc<CudaStream>) -> Result<u64> {
     Ok(n)
 }
 
+/// Blocks of 256 threads of `f` (the kernel of `(itemsize, variant)`) that fit on one
+/// SM at once with `shared` bytes of dynamic shared memory, asked once per device and
+/// shape: a persistent grid of exactly that many per SM runs in one wave.
+fn resident_blocks(
+    stream: &Arc<CudaStream>,
+    f: &CudaFunction,
+    itemsize: usize,
+    variant: Variant,
+    shared: usize,
+) -> Result<u64> {
+    type OccKey = (usize, usize, Variant, usize);
+    static OCC: OnceLock<Mutex<HashMap<OccKey, u64>>> = OnceLock::new();
+    let key = (stream.context().ordinal(), itemsize, variant, shared);
+    let map = OCC.get_or_init(|| Mutex::new(HashMap::new()));
+    if let Some(&n) = map.lock().map_err(|_| poisoned())?.get(&key) {
+        return Ok(n);
+    }
+    let n = f
+        .occupancy_max_active_blocks_per_multiprocessor(256, shared, None)
+        .map_err(driver(
+            "strided copy kernel",
+            "cuOccupancyMaxActiveBlocksPerMultiprocessor",
+        ))?
+        .max(1) as u64;
+    map.lock().map_err(|_| poisoned())?.insert(key, n);
+    Ok(n)
+}
+
 /// Runs the copy of `plan` from `src` to `dst` (device-accessible addresses of offset 0)
 /// on `stream`: its schedule's memcpys and kernels, in order.
 pub(crate) fn launch(plan: &CopyPlan, dst: u64, src: u64, stream: &Arc<CudaStream>) -> Result<()> {

@@ -7,10 +7,6 @@ use cudarc::driver::{CudaStream, LaunchConfig, PushKernelArg};
 use std::sync::Arc;
 use stridekit_layout::{CopyPlan, CopyStep, TilePlan};
 
-/// Shared memory per SM the occupancy estimate assumes (H100: 228 KiB; less elsewhere
-/// only lowers the grid, which loops).
-const SM_SHARED: usize = 200 * 1024;
-
 /// Launches `t` between base addresses `dst` and `src`: a persistent grid of 256-thread
 /// blocks looping over the tiles.
 pub(super) fn launch(t: &TilePlan, dst: u64, src: u64, stream: &Arc<CudaStream>) -> Result<()> {
@@ -24,16 +20,13 @@ pub(super) fn launch(t: &TilePlan, dst: u64, src: u64, stream: &Arc<CudaStream>)
     let isz = t.itemsize as i64;
     let src0 = src.wrapping_add_signed(t.src_offset * isz);
     let dst0 = dst.wrapping_add_signed(t.dst_offset * isz);
-    let f = function(
-        stream,
-        t.itemsize,
-        Variant::Tiled {
-            read: t.read_word * t.itemsize,
-            write: t.write_word * t.itemsize,
-        },
-    )?;
+    let variant = Variant::Tiled {
+        read: t.read_word * t.itemsize,
+        write: t.write_word * t.itemsize,
+    };
+    let f = function(stream, t.itemsize, variant)?;
     let shared = t.shared_bytes();
-    let per_sm = (SM_SHARED / shared.max(1)).clamp(1, 8) as u64;
+    let per_sm = super::resident_blocks(stream, &f, t.itemsize, variant, shared)?;
     let blocks = t.tiles().min(sm_count(stream)?.max(1) * per_sm) as u32;
     let cfg = LaunchConfig {
         grid_dim: (blocks, 1, 1),

@@ -41,7 +41,7 @@ __device__ __forceinline__ void load_tile(RWORD (&buf)[UNR], const ELEM* __restr
         if (w < nr) buf[u] = *reinterpret_cast<const RWORD*>(s + soff[w]);
     }
 }
-extern "C" __global__ void __launch_bounds__(256) tile_copy(const ELEM* __restrict__ src, ELEM* __restrict__ dst,
+extern "C" __global__ void __launch_bounds__(256, 4) tile_copy(const ELEM* __restrict__ src, ELEM* __restrict__ dst,
                                                              const TileParams p) {
     extern __shared__ __align__(16) unsigned char smem[];
     const int vol = p.vol, nr = vol / RW, nw = vol / WW;
