@@ -102,7 +102,7 @@ fn named_cases() -> Vec<Named> {
             "f32 4097 x 3001",
             t(&[3001, 4097], 4, &[1, 0]),
             c(&[4097, 3001], 4),
-            "tiled",
+            "transpose",
         ),
         (
             "u8 (4096, 8) from its transpose: 16-byte reads, 8-byte writes",
