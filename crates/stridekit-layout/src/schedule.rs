@@ -372,29 +372,43 @@ fn grow(p: &CopyPlan, ext: &mut [i64]) {
     }
 }
 
-/// Elements per word along a contiguous run of tile axes `axes` (extents `ext`, strides
-/// `st` of the side), given the strides of all other tile axes and grid steps `others`,
-/// the side's first-element offset and base address: the widest of 16, 8 or 4 bytes
-/// that every word access keeps aligned and inside one run.
+/// Elements per word for one side of a tile walked in `order` (tile axes, fastest
+/// first; extents `ext`, the side's strides `st`, grid steps `steps`), given the side's
+/// first-element offset and base address: the widest of 16, 8 or 4 bytes such that every
+/// word lies inside one contiguous run of the tile and stays aligned. The run is the
+/// leading axes of `order` that follow each other in memory (a 3-long axis and the one
+/// over it make one run of 3 x n elements).
 fn word(
     itemsize: usize,
-    first_extent: i64,
-    first_stride: i64,
-    others: &[i64],
+    ext: &[i64],
+    st: &[i64],
+    order: &[usize],
+    steps: &[i64],
     offset: i64,
     ptr: u64,
 ) -> usize {
-    if first_stride != 1 {
+    let first = order[0];
+    if st[first] != 1 {
         return 1;
     }
+    let mut run = ext[first];
+    let mut in_run = 1;
+    for &k in &order[1..] {
+        if st[k] != run {
+            break;
+        }
+        run *= ext[k];
+        in_run += 1;
+    }
+    let addr = ptr.wrapping_add_signed(offset * itemsize as i64);
     for bytes in [16usize, 8, 4] {
         if bytes <= itemsize {
             break;
         }
         let f = (bytes / itemsize) as i64;
-        let addr = ptr.wrapping_add_signed(offset * itemsize as i64);
-        if first_extent % f == 0
-            && others.iter().all(|s| s % f == 0)
+        if run % f == 0
+            && order[in_run..].iter().all(|&k| st[k] % f == 0)
+            && steps.iter().all(|s| s % f == 0)
             && addr.is_multiple_of(bytes as u64)
         {
             return f as usize;
@@ -453,7 +467,8 @@ fn tile_with(
         write_word: 1,
     };
     let mut order: SmallVec<[usize; 8]> = (0..tile_axes.len()).collect();
-    order.sort_by_key(|&i| (t.src_strides[i].unsigned_abs(), i));
+    // Broadcast axes (stride 0) last: reads walk memory that moves.
+    order.sort_by_key(|&i| (t.src_strides[i] == 0, t.src_strides[i].unsigned_abs(), i));
     t.src_order = order;
     for &k in &grid_axes {
         let step = if ext[k] == 0 { 1 } else { ext[k] };
@@ -480,29 +495,23 @@ fn tile_with(
     {
         return None;
     }
-    // Words: reads along the source's first tile axis, writes along the destination's.
-    let s0 = t.src_order[0];
-    let others = |st: &Dims, skip: usize, steps: &Dims| -> SmallVec<[i64; 16]> {
-        st.iter()
-            .enumerate()
-            .filter(|&(i, _)| i != skip)
-            .map(|(_, &s)| s)
-            .chain(steps.iter().copied())
-            .collect()
-    };
+    // Words: reads along the source's run, writes along the destination's.
+    let dst_order: SmallVec<[usize; 8]> = (0..t.extents.len()).collect();
     t.read_word = word(
         p.itemsize,
-        t.extents[s0],
-        t.src_strides[s0],
-        &others(&t.src_strides, s0, &t.src_steps),
+        &t.extents,
+        &t.src_strides,
+        &t.src_order,
+        &t.src_steps,
         t.src_offset,
         src_ptr,
     );
     t.write_word = word(
         p.itemsize,
-        t.extents[0],
-        t.dst_strides[0],
-        &others(&t.dst_strides, 0, &t.dst_steps),
+        &t.extents,
+        &t.dst_strides,
+        &dst_order,
+        &t.dst_steps,
         t.dst_offset,
         dst_ptr,
     );

@@ -245,12 +245,12 @@ fn classes_pick_the_expected_kernels() {
     let a1 = c(&[256, 512], 1);
     let t1 = c(&[512, 256], 1).permuted(&[1, 0]).expect("permute");
     assert_eq!(kinds(&a1, &t1, 0, 0), ["transpose"]);
-    // A short destination axis: multi-axis tiles, read in 16-byte and written in 8-byte
-    // words.
+    // A short destination axis: multi-axis tiles, read in 16-byte words; written in
+    // 16-byte words too, each spanning two 8-byte rows that follow each other in memory.
     let t8 = c(&[8, 4096], 1).permuted(&[1, 0]).expect("permute");
     let steps = check(&c(&[4096, 8], 1), &t8, 0, 0).expect("exact");
     match &steps[..] {
-        [CopyStep::Tiled(t)] => assert_eq!((t.read_word, t.write_word), (16, 8)),
+        [CopyStep::Tiled(t)] => assert_eq!((t.read_word, t.write_word), (16, 16)),
         other => panic!("{other:?}"),
     }
     // Misaligned bases: words shrink to what stays aligned (4 bytes at least).
@@ -282,8 +282,13 @@ fn classes_pick_the_expected_kernels() {
         .expect("slice");
     assert_eq!(kinds(&c(&[32, 200], 4), &rows, 0, 0), ["elementwise"]);
     // RGB interleaved -> planar, u8: both fast runs short, tiles merge axes.
+    // Its reads run over (pixel, channel) pairs, 3 x n bytes in a row: 16-byte words.
     let hwc = c(&[480, 640, 3], 1).permuted(&[2, 0, 1]).expect("permute");
-    assert_eq!(kinds(&c(&[3, 480, 640], 1), &hwc, 0, 0)[0], "tiled");
+    let steps = check(&c(&[3, 480, 640], 1), &hwc, 0, 0).expect("exact");
+    match &steps[0] {
+        CopyStep::Tiled(t) => assert_eq!((t.read_word, t.write_word), (16, 16)),
+        other => panic!("{other:?}"),
+    }
     // A broadcast row: elementwise (reads hit one row).
     let row = c(&[1, 300], 4).broadcast_to(&[50, 300]).expect("broadcast");
     assert_eq!(kinds(&c(&[50, 300], 4), &row, 0, 0), ["elementwise"]);
