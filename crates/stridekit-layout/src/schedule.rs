@@ -92,10 +92,18 @@ impl TilePlan {
         self.counts.iter().product::<i64>() as u64
     }
 
-    /// The shared-memory slot of destination-order element `j`: one slot of padding after
-    /// every 32, so that reads walking the tile in source order spread over the banks.
-    pub fn slot(j: usize) -> usize {
-        j + j / 32
+    /// The shared-memory slot of destination-order element `j` (in elements of
+    /// `itemsize` bytes): 4 bytes of padding after every 128 (one element after every 32
+    /// for elements of 4 bytes and more), so that reads walking the tile in source order
+    /// spread over the banks while the 4-16 bytes of a written word stay together and
+    /// 4-byte aligned.
+    pub fn slot(j: usize, itemsize: usize) -> usize {
+        let (pad, group) = if itemsize >= 4 {
+            (1, 32)
+        } else {
+            (4 / itemsize, 128 / itemsize)
+        };
+        j + pad * (j / group)
     }
 
     /// For each element in source (read) order: its source offset within the tile and its
@@ -174,7 +182,7 @@ impl TilePlan {
     /// the word offsets of reads and writes (i32).
     pub fn shared_bytes(&self) -> usize {
         let v = self.volume();
-        let data = Self::slot(v).next_multiple_of(2) * self.itemsize;
+        let data = Self::slot(v, self.itemsize).next_multiple_of(2) * self.itemsize;
         data.next_multiple_of(16)
             + (v * 2).next_multiple_of(16)
             + 4 * (v / self.read_word)

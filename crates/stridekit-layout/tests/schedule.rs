@@ -293,3 +293,28 @@ fn classes_pick_the_expected_kernels() {
     let row = c(&[1, 300], 4).broadcast_to(&[50, 300]).expect("broadcast");
     assert_eq!(kinds(&c(&[50, 300], 4), &row, 0, 0), ["elementwise"]);
 }
+
+#[test]
+fn shared_memory_slots_keep_words_together_and_aligned() {
+    for isz in [1usize, 2, 4, 8, 16] {
+        let mut last = None;
+        for j in 0..5000usize {
+            let s = TilePlan::slot(j, isz);
+            assert!(last.is_none_or(|l| s > l), "slots increase");
+            last = Some(s);
+        }
+        // Any word of 4-16 bytes starting at a multiple of its length: consecutive,
+        // 4-byte aligned slots.
+        for word in [4usize, 8, 16] {
+            if word <= isz {
+                continue;
+            }
+            let f = word / isz;
+            for j in (0..5000).step_by(f) {
+                let s = TilePlan::slot(j, isz);
+                assert_eq!((s * isz) % 4, 0, "itemsize {isz}, word {word}, j {j}");
+                assert_eq!(TilePlan::slot(j + f - 1, isz), s + f - 1);
+            }
+        }
+    }
+}

@@ -150,7 +150,7 @@ impl TileParams {
 
 /// Shared-memory bytes of a tile's padded data (16-byte aligned end).
 fn data_bytes(t: &TilePlan) -> usize {
-    (TilePlan::slot(t.volume()).next_multiple_of(2) * t.itemsize).next_multiple_of(16)
+    (TilePlan::slot(t.volume(), t.itemsize).next_multiple_of(2) * t.itemsize).next_multiple_of(16)
 }
 
 /// Shared-memory bytes of a tile's read slots (u16 each, 16-byte aligned end).

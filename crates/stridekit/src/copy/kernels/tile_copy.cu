@@ -18,6 +18,11 @@ struct TileParams {
     int data_bytes, pos_bytes;                          // shared-memory carve-up
 };
 union RUnion { RWORD w; ELEM e[RW]; };
+// Shared-memory slot of destination-order element j (`TilePlan::slot`): 4 bytes of
+// padding per 128 (one element per 32 for elements of 4 bytes and more).
+#define PADP ((int)(sizeof(ELEM) >= 4 ? 1 : 4 / sizeof(ELEM)))
+#define PADG ((int)(sizeof(ELEM) >= 4 ? 32 : 128 / sizeof(ELEM)))
+#define SLOT(j) ((j) + PADP * ((j) / PADG))
 union WUnion { WWORD w; ELEM e[WW]; };
 // Source and destination offsets of tile `t`'s first element (grid axis 0 fastest).
 __device__ __forceinline__ void tile_base(const TileParams& p, unsigned int t, long long& sb, long long& db) {
@@ -61,7 +66,7 @@ extern "C" __global__ void __launch_bounds__(256, 4) tile_copy(const ELEM* __res
             so += c * p.sstr[k];
             j += c * p.wgt[k];
         }
-        slot[i] = (unsigned short)(j + (j >> 5));
+        slot[i] = (unsigned short)SLOT(j);
         if (i % RW == 0) soff[i / RW] = so;
         if (i % WW == 0) {
             unsigned int r = i;
@@ -119,10 +124,18 @@ extern "C" __global__ void __launch_bounds__(256, 4) tile_copy(const ELEM* __res
         ELEM* o = dst + db;
         for (int w = threadIdx.x; w < nw; w += blockDim.x) {
             WUnion x;
+            if (sizeof(ELEM) < 4 && sizeof(WWORD) >= 4) {
+                // A word's elements sit together and 4-byte aligned: gather in 4-byte loads.
+                const unsigned int* q = reinterpret_cast<const unsigned int*>(data + SLOT(w * WW));
+                unsigned int* xw = reinterpret_cast<unsigned int*>(&x);
 #pragma unroll
-            for (int v = 0; v < WW; ++v) {
-                const int j = w * WW + v;
-                x.e[v] = data[j + (j >> 5)];
+                for (int h = 0; h < (int)(sizeof(WWORD) / 4); ++h) xw[h] = q[h];
+            } else {
+#pragma unroll
+                for (int v = 0; v < WW; ++v) {
+                    const int j = w * WW + v;
+                    x.e[v] = data[SLOT(j)];
+                }
             }
             *reinterpret_cast<WWORD*>(o + doff[w]) = x.w;
         }
