@@ -7,26 +7,12 @@ the same bytes and direction).
 """
 import torch
 
+from timing import gpu_ms as bench
+
 try:
     import cupy as cp
 except ImportError:  # pragma: no cover
     cp = None
-
-
-def bench(fn, reps=20):
-    for _ in range(3):
-        fn()
-    torch.cuda.synchronize()
-    times = []
-    for _ in range(reps):
-        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        a.record()
-        fn()
-        b.record()
-        b.synchronize()
-        times.append(a.elapsed_time(b))
-    times.sort()
-    return times[len(times) // 2]
 
 
 def main():

@@ -13,6 +13,8 @@ import time
 import numpy as np
 import torch
 
+from timing import gpu_ms
+
 import stridekit
 
 try:
@@ -64,22 +66,6 @@ def host_times():
         core_s = "" if b is None else f"{b:.2f}"
         ratio_s = "" if b is None else f"{b / a:.1f}x"
         print(f"{name:<40} {a:>12.2f} {core_s:>13} {ratio_s:>6}")
-
-
-def gpu_ms(fn, reps=20):
-    for _ in range(3):
-        fn()
-    torch.cuda.synchronize()
-    ts = []
-    for _ in range(reps):
-        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        a.record()
-        fn()
-        b.record()
-        b.synchronize()
-        ts.append(a.elapsed_time(b))
-    ts.sort()
-    return ts[len(ts) // 2]
 
 
 def copies():

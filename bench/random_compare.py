@@ -18,20 +18,7 @@ import sys
 
 import torch
 
-
-def bench(fn, reps=5):
-    fn()
-    torch.cuda.synchronize()
-    times = []
-    for _ in range(reps):
-        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        a.record()
-        fn()
-        b.record()
-        b.synchronize()
-        times.append(a.elapsed_time(b))
-    times.sort()
-    return times[len(times) // 2]
+from timing import gpu_ms
 
 
 DTYPES = {1: torch.uint8, 2: torch.int16, 4: torch.int32, 8: torch.int64, 16: torch.complex128}
@@ -42,7 +29,7 @@ def main():
     dev = torch.device("cuda")
     x = torch.empty(1 << 28, dtype=torch.float32, device=dev).random_()
     y = torch.empty_like(x)
-    ceiling = 2 * (1 << 30) / bench(lambda: y.copy_(x), reps=10) / 1e6
+    ceiling = 2 * (1 << 30) / gpu_ms(lambda: y.copy_(x), reps=10, warmup=1) / 1e6
     del x, y
     print(f"PyTorch contiguous 1 GiB device copy: {ceiling:.0f} GB/s (read + write)")
     rows = []
@@ -57,7 +44,7 @@ def main():
         dbase = torch.empty(-(-c["dst_bytes"] // isz), dtype=dt, device=dev)
         src = sbase.as_strided(c["shape"], c["src_strides"], c["src_offset"])
         dst = dbase.as_strided(c["shape"], c["dst_strides"], c["dst_offset"])
-        ms = bench(lambda: dst.copy_(src))
+        ms = gpu_ms(lambda: dst.copy_(src), reps=5, warmup=1)
         eff = c["traffic"] / ceiling / 1e6 / ms
         rows.append((c["case"], eff, c["eff"], ms, c["ms"]))
         del sbase, dbase, src, dst

@@ -23,9 +23,10 @@ fn required(l: &StridedLayout) -> usize {
     ((l.max_offset() + 1) as usize) * l.itemsize()
 }
 
-/// Copies `sl` into `dl` on the device; `None` when byte-exact, else what went wrong.
-fn run(
-    mr: &DeviceMemoryResource,
+/// Copies `sl` (in memory of `smr`) into `dl` (in memory of `dmr`), byte-exact or why not.
+fn run_between(
+    smr: &dyn MemoryResource,
+    dmr: &dyn MemoryResource,
     stream: &Arc<CudaStream>,
     sl: &StridedLayout,
     dl: &StridedLayout,
@@ -33,11 +34,8 @@ fn run(
 ) -> Option<String> {
     let data = random_bytes(required(sl).max(1), seed);
     let poison = random_bytes(required(dl).max(1), seed ^ 0x5a5a);
-    let sbuf = filled(mr, &data, stream);
-    let mut dbuf = filled(mr, &poison, stream);
-    let steps = CopyPlan::new(dl, sl)
-        .unwrap()
-        .schedule(dbuf.ptr(), sbuf.ptr());
+    let sbuf = filled(smr, &data, stream);
+    let mut dbuf = filled(dmr, &poison, stream);
     {
         let src = StridedMemoryView::from_buffer(&sbuf, sl.clone(), None).unwrap();
         let mut dst = StridedMemoryViewMut::from_buffer_mut(&mut dbuf, dl.clone(), None).unwrap();
@@ -48,14 +46,24 @@ fn run(
     stream.synchronize().unwrap();
     let got = read(&dbuf, stream);
     let want = naive_copy(&poison, dl, &data, sl);
-    if got == want {
-        return None;
-    }
-    let bad = got.iter().zip(&want).filter(|(a, b)| a != b).count();
-    Some(format!(
-        "{sl} -> {dl}: {bad} of {} bytes differ; steps {steps:?}",
-        want.len()
-    ))
+    (got != want).then(|| {
+        let bad = got.iter().zip(&want).filter(|(a, b)| a != b).count();
+        format!("{sl} -> {dl}: {bad} of {} bytes differ", want.len())
+    })
+}
+
+/// Copies `sl` into `dl` on the device; `None` when byte-exact, else what went wrong.
+fn run(
+    mr: &DeviceMemoryResource,
+    stream: &Arc<CudaStream>,
+    sl: &StridedLayout,
+    dl: &StridedLayout,
+    seed: u64,
+) -> Option<String> {
+    run_between(mr, mr, stream, sl, dl, seed).map(|e| {
+        let steps = CopyPlan::new(dl, sl).unwrap().schedule(1 << 20, 1 << 20);
+        format!("{e}; steps {steps:?}")
+    })
 }
 
 fn kind(s: &CopyStep) -> &'static str {
@@ -242,35 +250,6 @@ fn the_randomized_set_copies_exactly() {
         failures.len(),
         failures.join("\n")
     );
-}
-
-/// Copies `sl` (in memory of `smr`) into `dl` (in memory of `dmr`), byte-exact or why not.
-fn run_between(
-    smr: &dyn MemoryResource,
-    dmr: &dyn MemoryResource,
-    stream: &Arc<CudaStream>,
-    sl: &StridedLayout,
-    dl: &StridedLayout,
-    seed: u64,
-) -> Option<String> {
-    let data = random_bytes(required(sl), seed);
-    let poison = random_bytes(required(dl), seed ^ 0x5a5a);
-    let sbuf = filled(smr, &data, stream);
-    let mut dbuf = filled(dmr, &poison, stream);
-    {
-        let src = StridedMemoryView::from_buffer(&sbuf, sl.clone(), None).unwrap();
-        let mut dst = StridedMemoryViewMut::from_buffer_mut(&mut dbuf, dl.clone(), None).unwrap();
-        if let Err(e) = dst.copy_from(&src, Some(stream)) {
-            return Some(format!("{sl} -> {dl}: {e}"));
-        }
-    }
-    stream.synchronize().unwrap();
-    let got = read(&dbuf, stream);
-    let want = naive_copy(&poison, dl, &data, sl);
-    (got != want).then(|| {
-        let bad = got.iter().zip(&want).filter(|(a, b)| a != b).count();
-        format!("{sl} -> {dl}: {bad} of {} bytes differ", want.len())
-    })
 }
 
 #[test]

@@ -74,19 +74,7 @@ pub fn random_layout(
         .map(|i| {
             let n = bshape[i] * steps[i].abs();
             let start = pads[i].min(rng.below(pads[i] as u64 + 1) as i64);
-            if steps[i] > 0 {
-                SliceArg::Range {
-                    start: Some(start),
-                    stop: Some(start + n),
-                    step: steps[i],
-                }
-            } else {
-                SliceArg::Range {
-                    start: Some(start + n - 1),
-                    stop: if start == 0 { None } else { Some(start - 1) },
-                    step: steps[i],
-                }
-            }
+            random_set::stepped(start, n, steps[i])
         })
         .collect();
     let mut l = base.sliced(&slices).unwrap();

@@ -37,6 +37,24 @@ pub struct Case {
     pub dst_bytes: usize,
 }
 
+/// The slice of an axis that takes `span` elements from `start` with `step`, walking
+/// backwards (from the end of that range) for a negative step.
+pub fn stepped(start: i64, span: i64, step: i64) -> SliceArg {
+    if step > 0 {
+        SliceArg::Range {
+            start: Some(start),
+            stop: Some(start + span),
+            step,
+        }
+    } else {
+        SliceArg::Range {
+            start: Some(start + span - 1),
+            stop: if start == 0 { None } else { Some(start - 1) },
+            step,
+        }
+    }
+}
+
 /// A random layout of `shape`: dense in a random axis order inside a padded allocation,
 /// sliced with steps and flips; with `bcast`, some axes read one element (stride 0).
 fn layout(rng: &mut Rng, shape: &[i64], isz: usize, bcast: bool) -> StridedLayout {
@@ -68,19 +86,7 @@ fn layout(rng: &mut Rng, shape: &[i64], isz: usize, bcast: bool) -> StridedLayou
             } else {
                 0
             };
-            if steps[i] > 0 {
-                SliceArg::Range {
-                    start: Some(start),
-                    stop: Some(start + n),
-                    step: steps[i],
-                }
-            } else {
-                SliceArg::Range {
-                    start: Some(start + n - 1),
-                    stop: if start == 0 { None } else { Some(start - 1) },
-                    step: steps[i],
-                }
-            }
+            stepped(start, n, steps[i])
         })
         .collect();
     let l = base.sliced(&slices).expect("valid slice");
