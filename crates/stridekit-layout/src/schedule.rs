@@ -9,7 +9,7 @@
 //! | empty | no elements | none | nothing |
 //! | contiguous | one gap-free run on both sides | [`CopyStep::Memcpy`] | `cuMemcpyAsync` |
 //! | shared fast axis | the source's fast axis is the destination's fastest axis along which the source moves (broadcast axes skipped) and long (>= 32 elements or 64 bytes); or the source spans a quarter of the elements or less (a broadcast: reads come from cache) | [`CopyStep::Elementwise`] | one thread per element (widened to 16-, 8-, 4- or 2-byte words when both inner runs allow), coalesced on both sides, several loads in flight per thread |
-//! | transpose of two long axes | the source's fast axis and the destination's differ, both at least a tile side (32 words); 1- and 2-byte elements only when 4-byte words stay aligned | [`CopyStep::Transpose`] | 32 x 32 word tiles through shared memory, all of a thread's loads in flight at once |
+//! | transpose of two long axes | the source's fast axis and the destination's differ, both at least a tile side (32 words; 1- and 2-byte elements in 4-byte words where those stay aligned) | [`CopyStep::Transpose`] | 32 x 32 word tiles through shared memory, all of a thread's loads in flight at once |
 //! | everything else (short fast axes, 1- and 2-byte transposes, permutations of many small axes) | fast axes differ or are short | [`CopyStep::Tiled`] | tiles that merge axes until both sides move >= 32 elements (128 bytes where it fits) contiguously and the tile holds ~2048 elements, staged through shared memory, read and written in 4-16 byte words where the runs are aligned |
 //! | fallback | a tile would not fit (offsets past 32 bits, more than 8 tile or grid axes) | [`CopyStep::Elementwise`] | as above |
 //!
@@ -272,12 +272,11 @@ fn classify(
     if let Some((a, l)) = p.tiled_transpose_axes() {
         // Its tiles are 32 words on a side: both axes must fill them, or most threads
         // idle (many-axis permutations of short axes take the multi-axis tiles).
-        // Elements of 4 bytes and more always (it handles its edges in the same launch,
-        // where multi-axis tiles need remainder launches); 1- and 2-byte ones in aligned
-        // 4-byte words only.
+        // It handles its edges in the same launch, where multi-axis tiles need remainder
+        // launches; 1- and 2-byte elements move in 4-byte words where those stay aligned.
         let word = p.transpose_word(a, l, dst_ptr, src_ptr);
         let side = 32 * (word / p.itemsize) as i64;
-        if (p.itemsize >= 4 || word > p.itemsize) && p.shape[a] >= side && p.shape[l] >= side {
+        if p.shape[a] >= side && p.shape[l] >= side {
             out.push(CopyStep::Transpose {
                 plan: p.clone(),
                 a,

@@ -253,15 +253,20 @@ fn classes_pick_the_expected_kernels() {
         [CopyStep::Tiled(t)] => assert_eq!((t.read_word, t.write_word), (16, 16)),
         other => panic!("{other:?}"),
     }
-    // Misaligned bases: words shrink to what stays aligned (4 bytes at least).
-    let steps = check(&a1, &t1, 4, 2).expect("exact");
+    // Misaligned bases: words shrink to what stays aligned (4 bytes at least); the
+    // two-axis kernel then moves plain elements.
+    let steps = check(&c(&[4096, 8], 1), &t8, 4, 2).expect("exact");
     match &steps[..] {
         [CopyStep::Tiled(t)] => assert_eq!((t.read_word, t.write_word), (1, 4)),
         other => panic!("{other:?}"),
     }
-    // Odd extents leave remainder slabs.
-    let a2 = c(&[4097, 301], 2);
-    let t2 = c(&[301, 4097], 2).permuted(&[1, 0]).expect("permute");
+    assert_eq!(kinds(&a1, &t1, 4, 2), ["transpose"]);
+    // Odd extents: multi-axis tiles leave remainder slabs (a 5-D permutation of short
+    // axes, none of which divides the tile).
+    let a2 = c(&[7, 5, 9, 11, 13], 2);
+    let t2 = c(&[13, 11, 9, 5, 7], 2)
+        .permuted(&[4, 3, 2, 1, 0])
+        .expect("permute");
     let k = kinds(&a2, &t2, 0, 0);
     assert_eq!(k[0], "tiled");
     assert!(k.len() > 1, "{k:?}");

@@ -95,16 +95,16 @@ fn named_cases() -> Vec<Named> {
             "transpose",
         ),
         (
-            "u8 4097 x 301: odd rows, remainders",
+            "u8 4097 x 301: odd rows, element tiles",
             t(&[301, 4097], 1, &[1, 0]),
             c(&[4097, 301], 1),
-            "tiled",
+            "transpose",
         ),
         (
             "f16 4097 x 3001",
             t(&[3001, 4097], 2, &[1, 0]),
             c(&[4097, 3001], 2),
-            "tiled",
+            "transpose",
         ),
         (
             "f32 4097 x 3001",
@@ -200,7 +200,7 @@ fn named_cases() -> Vec<Named> {
             "u8 transpose from an odd offset",
             t(&[512, 1000], 1, &[1, 0]).sliced(s![1.., ..]).unwrap(),
             c(&[999, 512], 1),
-            "tiled",
+            "transpose",
         ),
     ]
 }
