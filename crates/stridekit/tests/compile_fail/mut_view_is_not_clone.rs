@@ -1,4 +1,4 @@
-// The race from the issue: two clones of one writable view written from two threads.
+// The race this rules out: two clones of one writable view written from two threads.
 use stridekit::{Order, StridedLayout, StridedMemoryView, StridedMemoryViewMut};
 
 fn main() {
