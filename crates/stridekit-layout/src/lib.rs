@@ -27,6 +27,7 @@ mod plan;
 mod repack;
 mod schedule;
 mod slice;
+mod tile;
 mod transform;
 
 pub use dims::{Dims, MAX_NDIM};
@@ -34,6 +35,7 @@ pub use error::{LayoutError, Op, Result, Tuple};
 pub use layout::{Order, StridedLayout};
 pub use plan::CopyPlan;
 pub use repack::RepackOptions;
-pub use schedule::{CopyStep, TilePlan, TILE_MAX_AXES};
+pub use schedule::CopyStep;
 pub use slice::{IntoRangeBounds, SliceArg};
+pub use tile::{TilePlan, TILE_MAX_AXES};
 pub use transform::AxisMask;

@@ -1,0 +1,421 @@
+//! The multi-axis tile of a copy ([`TilePlan`]): its geometry, the tables its kernel
+//! builds, and how the planner chooses it - axes merged until both sides move a long run,
+//! grown to a useful size within the shared-memory budget, read and written in the widest
+//! words that stay aligned, with remainder slabs where extents do not divide.
+
+use crate::dims::Dims;
+use crate::plan::CopyPlan;
+use smallvec::SmallVec;
+
+/// The most axes a tile or its grid may have.
+pub const TILE_MAX_AXES: usize = 8;
+
+/// A copy cut into equal tiles, each read in source order into shared memory and written
+/// in destination order.
+///
+/// Tile axes run fastest-in-the-destination first. Within a tile, element `j` in
+/// destination order has coordinates `c` (axis 0 fastest) and sits at shared-memory
+/// position `j`; it is read from `src_offset + tile_src + sum(c[k] * src_strides[k])`.
+/// Tile `t` has grid coordinates `g` (grid axis 0 fastest): `tile_src = sum(g[k] *
+/// src_steps[k])`, likewise for the destination.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TilePlan {
+    /// Bytes per element.
+    pub itemsize: usize,
+    /// Extent of each tile axis within a tile.
+    pub extents: Dims,
+    /// Source stride of each tile axis (elements).
+    pub src_strides: Dims,
+    /// Destination stride of each tile axis (elements).
+    pub dst_strides: Dims,
+    /// Tile axes in the order reads walk them (the source's fastest first).
+    pub src_order: SmallVec<[usize; 8]>,
+    /// Tiles along each grid axis.
+    pub counts: Dims,
+    /// Source step between neighbouring tiles along each grid axis (elements).
+    pub src_steps: Dims,
+    /// Destination step between neighbouring tiles along each grid axis (elements).
+    pub dst_steps: Dims,
+    /// Source offset of tile 0's first element (elements).
+    pub src_offset: i64,
+    /// Destination offset of tile 0's first element (elements).
+    pub dst_offset: i64,
+    /// Elements per read word: consecutive in source order and in source memory.
+    pub read_word: usize,
+    /// Elements per written word: consecutive in destination order and memory.
+    pub write_word: usize,
+}
+
+impl TilePlan {
+    /// Elements per tile.
+    pub fn volume(&self) -> usize {
+        self.extents.iter().product::<i64>() as usize
+    }
+
+    /// Number of tiles.
+    pub fn tiles(&self) -> u64 {
+        self.counts.iter().product::<i64>() as u64
+    }
+
+    /// The shared-memory slot of destination-order element `j` (in elements of
+    /// `itemsize` bytes): 4 bytes of padding after every 128 (one element after every 32
+    /// for elements of 4 bytes and more), so that reads walking the tile in source order
+    /// spread over the banks while the 4-16 bytes of a written word stay together and
+    /// 4-byte aligned.
+    pub fn slot(j: usize, itemsize: usize) -> usize {
+        let (pad, group) = if itemsize >= 4 {
+            (1, 32)
+        } else {
+            (4 / itemsize, 128 / itemsize)
+        };
+        j + pad * (j / group)
+    }
+
+    /// For each element in source (read) order: its source offset within the tile and its
+    /// destination-order index `j`. What a kernel's read tables hold.
+    pub fn read_order(&self) -> Vec<(i64, usize)> {
+        let nt = self.extents.len();
+        let mut weight = [0usize; TILE_MAX_AXES];
+        let mut w = 1usize;
+        for (wk, &e) in weight.iter_mut().zip(&self.extents) {
+            *wk = w;
+            w *= e as usize;
+        }
+        let mut c = [0i64; TILE_MAX_AXES];
+        let mut out = Vec::with_capacity(self.volume());
+        for _ in 0..self.volume() {
+            let mut off = 0i64;
+            let mut j = 0usize;
+            for (k, &ck) in c.iter().enumerate().take(nt) {
+                off += ck * self.src_strides[k];
+                j += ck as usize * weight[k];
+            }
+            out.push((off, j));
+            for &k in &self.src_order {
+                c[k] += 1;
+                if c[k] < self.extents[k] {
+                    break;
+                }
+                c[k] = 0;
+            }
+        }
+        out
+    }
+
+    /// For each element in destination order: its destination offset within the tile.
+    pub fn write_order(&self) -> Vec<i64> {
+        let nt = self.extents.len();
+        let mut c = [0i64; TILE_MAX_AXES];
+        let mut out = Vec::with_capacity(self.volume());
+        for _ in 0..self.volume() {
+            out.push((0..nt).map(|k| c[k] * self.dst_strides[k]).sum());
+            for (ck, &e) in c.iter_mut().zip(&self.extents) {
+                *ck += 1;
+                if *ck < e {
+                    break;
+                }
+                *ck = 0;
+            }
+        }
+        out
+    }
+
+    /// Offsets (source, destination) of tile `t`'s first element.
+    pub fn tile_offsets(&self, mut t: u64) -> (i64, i64) {
+        let (mut s, mut d) = (self.src_offset, self.dst_offset);
+        for k in 0..self.counts.len() {
+            let n = self.counts[k] as u64;
+            let g = (t % n) as i64;
+            t /= n;
+            s += g * self.src_steps[k];
+            d += g * self.dst_steps[k];
+        }
+        (s, d)
+    }
+
+    /// Read words each of a block's 256 threads holds per tile (the kernel keeps them
+    /// all in flight): 16 for words of 1 or 2 bytes, else 8.
+    pub fn loads_per_thread(read_bytes: usize) -> usize {
+        if read_bytes <= 2 {
+            16
+        } else {
+            8
+        }
+    }
+
+    /// Bytes of shared memory a block needs: the padded tile, the read positions (u16),
+    /// the word offsets of reads and writes (i32).
+    pub fn shared_bytes(&self) -> usize {
+        let v = self.volume();
+        let data = Self::slot(v, self.itemsize).next_multiple_of(2) * self.itemsize;
+        data.next_multiple_of(16)
+            + (v * 2).next_multiple_of(16)
+            + 4 * (v / self.read_word)
+            + 4 * (v / self.write_word)
+    }
+}
+
+/// Shared memory a tile may use (no opt-in past 48 KiB; room for several blocks per SM).
+const SHARED_BUDGET: usize = 40 * 1024;
+
+/// Elements each side of a tile should move contiguously: 128 bytes, at least 32.
+fn side_target(itemsize: usize) -> i64 {
+    (128 / itemsize as i64).max(32)
+}
+
+/// Tile extents per plan axis (0: not a tile axis) for targets `td` (destination) and
+/// `ts` (source) elements.
+fn extents(p: &CopyPlan, td: i64, ts: i64) -> SmallVec<[i64; 8]> {
+    let n = p.ndim();
+    let mut ext: SmallVec<[i64; 8]> = SmallVec::from_elem(0, n);
+    let mut prod = 1i64;
+    for k in (0..n).rev() {
+        if prod >= td {
+            break;
+        }
+        let need = (td + prod - 1) / prod;
+        ext[k] = fit(p.shape[k], need);
+        prod *= ext[k];
+    }
+    let mut order: SmallVec<[usize; 8]> = (0..n).filter(|&k| p.src_strides[k] != 0).collect();
+    order.sort_by_key(|&k| (p.src_strides[k].unsigned_abs(), usize::MAX - k));
+    let mut prod = 1i64;
+    for k in order {
+        if prod >= ts {
+            break;
+        }
+        let need = (ts + prod - 1) / prod;
+        ext[k] = ext[k].max(fit(p.shape[k], need));
+        prod *= ext[k];
+    }
+    ext
+}
+
+/// A tile extent of at least `need` along an axis of `n`: the whole axis when `need`
+/// reaches it, else the smallest divisor of `n` up to `2 * need` (no remainder slab, no
+/// extra launch), else `need`.
+fn fit(n: i64, need: i64) -> i64 {
+    if need >= n {
+        return n;
+    }
+    (need..=(2 * need).min(n))
+        .find(|d| n % d == 0)
+        .unwrap_or(need)
+}
+
+/// Elements a tile can hold with words of one element: within the shared-memory budget,
+/// and no more reads than a block's threads keep in flight.
+fn max_volume(itemsize: usize) -> i64 {
+    let per_element = itemsize + itemsize.div_ceil(32) + 10; // data, slot, two tables
+    (SHARED_BUDGET / per_element).min(256 * TilePlan::loads_per_thread(itemsize)) as i64
+}
+
+/// Enlarges a small tile along the destination's fastest axes not yet whole, towards 2048
+/// elements (within [`max_volume`]): tiles of a few dozen elements leave most of a
+/// block's threads idle.
+fn grow(p: &CopyPlan, ext: &mut [i64]) {
+    let cap = max_volume(p.itemsize);
+    let want = cap.min(2048);
+    let mut vol: i64 = ext.iter().filter(|&&e| e > 0).product();
+    for k in (0..p.ndim()).rev() {
+        if vol >= want {
+            break;
+        }
+        let cur = ext[k].max(1);
+        if cur >= p.shape[k] {
+            continue;
+        }
+        let mut grown = fit(p.shape[k], cur * ((want + vol - 1) / vol));
+        if vol / cur * grown > cap {
+            grown = cur * (cap / vol);
+        }
+        if grown <= cur {
+            continue;
+        }
+        vol = vol / cur * grown;
+        ext[k] = grown;
+    }
+}
+
+/// Elements per word for one side of a tile walked in `order` (tile axes, fastest
+/// first; extents `ext`, the side's strides `st`, grid steps `steps`), given the side's
+/// first-element offset and base address: the widest of 16, 8 or 4 bytes such that every
+/// word lies inside one contiguous run of the tile and stays aligned. The run is the
+/// leading axes of `order` that follow each other in memory (a 3-long axis and the one
+/// over it make one run of 3 x n elements).
+fn word(
+    itemsize: usize,
+    ext: &[i64],
+    st: &[i64],
+    order: &[usize],
+    steps: &[i64],
+    offset: i64,
+    ptr: u64,
+) -> usize {
+    let first = order[0];
+    if st[first] != 1 {
+        return 1;
+    }
+    let mut run = ext[first];
+    let mut in_run = 1;
+    for &k in &order[1..] {
+        if st[k] != run {
+            break;
+        }
+        run *= ext[k];
+        in_run += 1;
+    }
+    let addr = ptr.wrapping_add_signed(offset * itemsize as i64);
+    for bytes in [16usize, 8, 4] {
+        if bytes <= itemsize {
+            break;
+        }
+        let f = (bytes / itemsize) as i64;
+        if run % f == 0
+            && order[in_run..].iter().all(|&k| st[k] % f == 0)
+            && steps.iter().all(|s| s % f == 0)
+            && addr.is_multiple_of(bytes as u64)
+        {
+            return f as usize;
+        }
+    }
+    1
+}
+
+/// The tiled step for `p` and the remainder copies its tiles leave, or `None` when no
+/// tile fits the limits.
+pub(crate) fn tile(p: &CopyPlan, dst_ptr: u64, src_ptr: u64) -> Option<(TilePlan, Vec<CopyPlan>)> {
+    let (mut td, mut ts) = (side_target(p.itemsize), side_target(p.itemsize));
+    loop {
+        if let Some(found) = tile_with(p, dst_ptr, src_ptr, td, ts) {
+            return Some(found);
+        }
+        if td <= 8 && ts <= 8 {
+            return None;
+        }
+        if td >= ts {
+            td /= 2;
+        } else {
+            ts /= 2;
+        }
+    }
+}
+
+fn tile_with(
+    p: &CopyPlan,
+    dst_ptr: u64,
+    src_ptr: u64,
+    td: i64,
+    ts: i64,
+) -> Option<(TilePlan, Vec<CopyPlan>)> {
+    let n = p.ndim();
+    let mut ext = extents(p, td, ts);
+    grow(p, &mut ext);
+    // Tile axes, fastest destination axis first.
+    let tile_axes: SmallVec<[usize; 8]> = (0..n).rev().filter(|&k| ext[k] > 0).collect();
+    let grid_axes: SmallVec<[usize; 8]> = (0..n).rev().filter(|&k| ext[k] < p.shape[k]).collect();
+    if tile_axes.len() > TILE_MAX_AXES || grid_axes.len() > TILE_MAX_AXES {
+        return None;
+    }
+    let mut t = TilePlan {
+        itemsize: p.itemsize,
+        extents: tile_axes.iter().map(|&k| ext[k]).collect(),
+        src_strides: tile_axes.iter().map(|&k| p.src_strides[k]).collect(),
+        dst_strides: tile_axes.iter().map(|&k| p.dst_strides[k]).collect(),
+        src_order: SmallVec::new(),
+        counts: Dims::new(),
+        src_steps: Dims::new(),
+        dst_steps: Dims::new(),
+        src_offset: p.src_offset,
+        dst_offset: p.dst_offset,
+        read_word: 1,
+        write_word: 1,
+    };
+    let mut order: SmallVec<[usize; 8]> = (0..tile_axes.len()).collect();
+    // Broadcast axes (stride 0) last: reads walk memory that moves.
+    order.sort_by_key(|&i| (t.src_strides[i] == 0, t.src_strides[i].unsigned_abs(), i));
+    t.src_order = order;
+    for &k in &grid_axes {
+        let step = if ext[k] == 0 { 1 } else { ext[k] };
+        let count = if ext[k] == 0 {
+            p.shape[k]
+        } else {
+            p.shape[k] / ext[k]
+        };
+        t.counts.push(count);
+        t.src_steps.push(p.src_strides[k] * step);
+        t.dst_steps.push(p.dst_strides[k] * step);
+    }
+    // 32-bit offsets within a tile and 32-bit tile indices.
+    let span = |st: &Dims| -> i64 {
+        t.extents
+            .iter()
+            .zip(st)
+            .map(|(e, s)| (e - 1) * s.abs())
+            .sum()
+    };
+    if span(&t.src_strides) >= i32::MAX as i64
+        || span(&t.dst_strides) >= i32::MAX as i64
+        || t.tiles() > u32::MAX as u64
+    {
+        return None;
+    }
+    // Words: reads along the source's run, writes along the destination's.
+    let dst_order: SmallVec<[usize; 8]> = (0..t.extents.len()).collect();
+    t.read_word = word(
+        p.itemsize,
+        &t.extents,
+        &t.src_strides,
+        &t.src_order,
+        &t.src_steps,
+        t.src_offset,
+        src_ptr,
+    );
+    t.write_word = word(
+        p.itemsize,
+        &t.extents,
+        &t.dst_strides,
+        &dst_order,
+        &t.dst_steps,
+        t.dst_offset,
+        dst_ptr,
+    );
+    let reads = t.volume() / t.read_word;
+    if t.shared_bytes() > SHARED_BUDGET
+        || reads > 256 * TilePlan::loads_per_thread(t.read_word * t.itemsize)
+    {
+        return None;
+    }
+    // Remainder slabs: along each split axis, the part past the last whole tile.
+    let split: SmallVec<[usize; 8]> = (0..n)
+        .filter(|&k| ext[k] > 0 && p.shape[k] % ext[k] != 0)
+        .collect();
+    let mut rest = Vec::new();
+    for mask in 1u32..(1 << split.len()) {
+        let mut r = p.clone();
+        for (bit, &k) in split.iter().enumerate() {
+            let whole = p.shape[k] / ext[k] * ext[k];
+            if mask & (1 << bit) != 0 {
+                r.src_offset += whole * p.src_strides[k];
+                r.dst_offset += whole * p.dst_strides[k];
+                r.shape[k] = p.shape[k] - whole;
+            } else {
+                r.shape[k] = whole;
+            }
+        }
+        rest.push(squeezed(r));
+    }
+    Some((t, rest))
+}
+
+/// `p` without its extent-1 axes, volume recounted.
+fn squeezed(p: CopyPlan) -> CopyPlan {
+    let keep: SmallVec<[usize; 8]> = (0..p.ndim()).filter(|&k| p.shape[k] != 1).collect();
+    CopyPlan {
+        shape: keep.iter().map(|&k| p.shape[k]).collect(),
+        src_strides: keep.iter().map(|&k| p.src_strides[k]).collect(),
+        dst_strides: keep.iter().map(|&k| p.dst_strides[k]).collect(),
+        volume: p.shape.iter().product::<i64>() as usize,
+        ..p
+    }
+}
