@@ -18,6 +18,31 @@ pub const TILE_MAX_AXES: usize = 8;
 /// position `j`; it is read from `src_offset + tile_src + sum(c[k] * src_strides[k])`.
 /// Tile `t` has grid coordinates `g` (grid axis 0 fastest): `tile_src = sum(g[k] *
 /// src_steps[k])`, likewise for the destination.
+///
+/// Replaying a tile on the CPU is what its kernel does on the GPU:
+///
+/// ```
+/// use stridekit_layout::{CopyPlan, CopyStep, Order, StridedLayout};
+/// // Bytes of an (8, 4096) array into its (4096, 8) transpose: the destination's rows
+/// // are 8 bytes long, so tiles merge them with the next axis.
+/// let src = StridedLayout::dense(&[8, 4096], 1, Order::C)?.permuted(&[1, 0])?;
+/// let dst = StridedLayout::dense(&[4096, 8], 1, Order::C)?;
+/// let steps = CopyPlan::new(&dst, &src)?.schedule(0, 0);
+/// let CopyStep::Tiled(t) = &steps[0] else { panic!("{steps:?}") };
+/// assert_eq!((t.read_word, t.write_word), (16, 16)); // 16-byte words both ways
+/// let (reads, writes) = (t.read_order(), t.write_order());
+/// let mut out = vec![0u8; 4096 * 8];
+/// let input: Vec<u8> = (0..4096 * 8).map(|i| (i % 251) as u8).collect();
+/// for tile in 0..t.tiles() {
+///     let (s0, d0) = t.tile_offsets(tile);
+///     for &(s, j) in &reads {
+///         out[(d0 + writes[j]) as usize] = input[(s0 + s) as usize];
+///     }
+/// }
+/// // out[r][c] = input[c][r]
+/// assert!((0..4096).all(|r| (0..8).all(|c| out[r * 8 + c] == input[c * 4096 + r])));
+/// # Ok::<(), stridekit_layout::LayoutError>(())
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TilePlan {
     /// Bytes per element.
