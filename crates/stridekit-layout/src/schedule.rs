@@ -37,6 +37,9 @@ pub enum CopyStep {
         a: usize,
         /// The destination's unit-stride axis (the last).
         l: usize,
+        /// Bytes each thread moves per access: the itemsize, or 4 (1- and 2-byte
+        /// elements) or 8 (4-byte ones) where every such word stays aligned.
+        word: usize,
     },
     /// Tiles over several axes staged through shared memory.
     Tiled(Box<TilePlan>),
@@ -119,10 +122,9 @@ fn classify(
         return;
     }
     if let Some((a, l)) = p.tiled_transpose_axes() {
-        // Its tiles are 32 words on a side: both axes must fill them, or most threads
-        // idle (many-axis permutations of short axes take the multi-axis tiles).
-        // It handles its edges in the same launch, where multi-axis tiles need remainder
-        // launches; 1- and 2-byte elements move in 4-byte words where those stay aligned.
+        // Its tiles are 32 words on a side: both axes must fill them, or most threads idle
+        // (many-axis permutations of short axes take the multi-axis tiles). It handles its
+        // edges in the same launch, where multi-axis tiles need remainder launches.
         let word = p.transpose_word(a, l, dst_ptr, src_ptr);
         let side = 32 * (word / p.itemsize) as i64;
         if p.shape[a] >= side && p.shape[l] >= side {
@@ -130,6 +132,7 @@ fn classify(
                 plan: p.clone(),
                 a,
                 l,
+                word,
             });
             return;
         }

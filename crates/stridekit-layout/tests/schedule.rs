@@ -261,6 +261,18 @@ fn classes_pick_the_expected_kernels() {
         other => panic!("{other:?}"),
     }
     assert_eq!(kinds(&a1, &t1, 4, 2), ["transpose"]);
+    let word = |dptr: u64, sptr: u64| match &CopyPlan::new(&a1, &t1)
+        .expect("plan")
+        .schedule(dptr, sptr)[..]
+    {
+        [CopyStep::Transpose { word, .. }] => *word,
+        other => panic!("{other:?}"),
+    };
+    assert_eq!(
+        (word(0, 0), word(4, 2)),
+        (4, 1),
+        "4-byte words only where aligned"
+    );
     // Odd extents: multi-axis tiles leave remainder slabs (a 5-D permutation of short
     // axes, none of which divides the tile).
     let a2 = c(&[7, 5, 9, 11, 13], 2);

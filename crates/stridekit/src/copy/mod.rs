@@ -110,16 +110,6 @@ impl Ctx<'_, '_> {
 
     /// Device-to-device (kernel-accessible) copy of `plan` between base addresses.
     fn on_device(&self, plan: &CopyPlan, dst: u64, src: u64) -> Result<()> {
-        if plan.is_contiguous() {
-            let isz = plan.itemsize as i64;
-            return raw_copy(
-                "copy",
-                dst.wrapping_add_signed(plan.dst_offset * isz),
-                src.wrapping_add_signed(plan.src_offset * isz),
-                plan.volume * plan.itemsize,
-                self.stream,
-            );
-        }
         kernel::launch(plan, dst, src, self.stream)
     }
 }

@@ -31,7 +31,7 @@ fn launch_with<const D: usize>(
     let wide = n > u32::MAX as u64 / 2;
     let variant = Variant::Generic { ndim: nd, wide };
     let f = function(stream, plan.itemsize, variant)?;
-    let per_block = 256 * super::unroll(plan.itemsize, 16) as u64;
+    let per_block = 256 * super::unroll(plan.itemsize) as u64;
     let resident = super::resident_blocks(stream, &f, plan.itemsize, variant, 0)?;
     let blocks = n
         .div_ceil(per_block)

@@ -55,10 +55,10 @@ fn word_type(bytes: usize) -> Option<&'static str> {
     })
 }
 
-/// Loads a thread keeps in flight for accesses of `bytes` bytes: about 32 bytes (64 for
-/// 16-byte words), enough to cover memory latency, with `cap` bounding registers.
-fn unroll(bytes: usize, cap: usize) -> usize {
-    (32 / bytes).clamp(4, cap)
+/// Elements each thread of the elementwise kernel keeps in flight: about 32 bytes (64 for
+/// 16-byte elements), enough to cover memory latency, at most 16 (registers).
+fn unroll(itemsize: usize) -> usize {
+    (32 / itemsize).clamp(4, 16)
 }
 
 /// The kernel for (device, itemsize, variant), compiled on first use.
@@ -80,7 +80,7 @@ fn function(stream: &Arc<CudaStream>, itemsize: usize, variant: Variant) -> Resu
             format!(
                 "#define NDIM {ndim}\n#define PMAX {}\n#define UNR {}\n{}#define IDX {}\n",
                 params::pmax(ndim),
-                unroll(itemsize, 16),
+                unroll(itemsize),
                 if wide { "" } else { "#define FASTDIV 1\n" },
                 if wide { "unsigned long long" } else { "unsigned int" }
             ),
@@ -176,26 +176,38 @@ fn resident_blocks(
 /// Runs the copy of `plan` from `src` to `dst` (device-accessible addresses of offset 0)
 /// on `stream`: its schedule's memcpys and kernels, in order.
 pub(crate) fn launch(plan: &CopyPlan, dst: u64, src: u64, stream: &Arc<CudaStream>) -> Result<()> {
+    if plan.is_contiguous() {
+        // One run of bytes (most small copies): no schedule to build.
+        return memcpy(plan, dst, src, stream);
+    }
     launch_steps(&plan.schedule(dst, src), dst, src, stream)
+}
+
+/// The gap-free run of `p` between base addresses `dst` and `src`: one `cuMemcpyAsync`.
+fn memcpy(p: &CopyPlan, dst: u64, src: u64, stream: &Arc<CudaStream>) -> Result<()> {
+    let isz = p.itemsize as i64;
+    raw_copy(
+        "copy",
+        dst.wrapping_add_signed(p.dst_offset * isz),
+        src.wrapping_add_signed(p.src_offset * isz),
+        p.volume * p.itemsize,
+        stream,
+    )
 }
 
 /// Runs `steps` between base addresses `dst` and `src`, in order.
 fn launch_steps(steps: &[CopyStep], dst: u64, src: u64, stream: &Arc<CudaStream>) -> Result<()> {
     for step in steps {
         match step {
-            CopyStep::Memcpy(p) => {
-                let isz = p.itemsize as i64;
-                raw_copy(
-                    "copy",
-                    dst.wrapping_add_signed(p.dst_offset * isz),
-                    src.wrapping_add_signed(p.src_offset * isz),
-                    p.volume * p.itemsize,
-                    stream,
-                )?;
-            }
+            CopyStep::Memcpy(p) => memcpy(p, dst, src, stream)?,
             CopyStep::Elementwise(p) => generic::launch(p, dst, src, stream)?,
-            CopyStep::Transpose { plan: p, a, l } => {
-                if !transpose::launch(p, *a, *l, dst, src, stream)? {
+            CopyStep::Transpose {
+                plan: p,
+                a,
+                l,
+                word,
+            } => {
+                if !transpose::launch(p, (*a, *l), *word, dst, src, stream)? {
                     generic::launch(p, dst, src, stream)?;
                 }
             }

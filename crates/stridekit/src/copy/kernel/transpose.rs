@@ -7,27 +7,28 @@ use cudarc::driver::{CudaStream, LaunchConfig, PushKernelArg};
 use std::sync::Arc;
 use stridekit_layout::CopyPlan;
 
-/// Launches 32 x 32 word tiles over axes `a` (source-contiguous) and `l`
-/// (destination-contiguous). `Ok(false)`: the grid would not fit; run it another way.
+/// Launches 32 x 32 tiles of `word`-byte words over axes `a` (source-contiguous) and
+/// `l` (destination-contiguous), as the schedule chose them. `Ok(false)`: the grid
+/// would not fit; run it another way.
 pub(super) fn launch(
     plan: &CopyPlan,
-    a: usize,
-    l: usize,
+    (a, l): (usize, usize),
+    word: usize,
     dst: u64,
     src: u64,
     stream: &Arc<CudaStream>,
 ) -> Result<bool> {
     if pmax(plan.ndim().max(1)) == SMALLD {
-        launch_with::<SMALLD>(plan, a, l, dst, src, stream)
+        launch_with::<SMALLD>(plan, (a, l), word, dst, src, stream)
     } else {
-        launch_with::<MAXD>(plan, a, l, dst, src, stream)
+        launch_with::<MAXD>(plan, (a, l), word, dst, src, stream)
     }
 }
 
 fn launch_with<const D: usize>(
     plan: &CopyPlan,
-    a: usize,
-    l: usize,
+    (a, l): (usize, usize),
+    word: usize,
     dst: u64,
     src: u64,
     stream: &Arc<CudaStream>,
@@ -37,8 +38,6 @@ fn launch_with<const D: usize>(
     let isz = plan.itemsize as i64;
     let src0 = src.wrapping_add_signed(plan.src_offset * isz);
     let dst0 = dst.wrapping_add_signed(plan.dst_offset * isz);
-    // Words wider than an element when every word access is aligned.
-    let word = plan.transpose_word(a, l, dst, src);
     let tile = 32 * (word / plan.itemsize) as u64;
     let (na, nl) = (plan.shape[a] as u64, plan.shape[l] as u64);
     let (ta, tl) = (na.div_ceil(tile), nl.div_ceil(tile));
@@ -64,7 +63,7 @@ fn launch_with<const D: usize>(
     // SAFETY: the kernel's parameters are (const ELEM*, ELEM*, Params, int, int,
     // long long), passed in that order; every offset the plan reaches lies inside
     // memory the callers' views validated; word accesses wider than an element are
-    // aligned (CopyPlan::transpose_word).
+    // aligned (the schedule took the word from CopyPlan::transpose_word).
     unsafe { launch.launch(cfg) }.map_err(driver("strided copy kernel", "cuLaunchKernel"))?;
     Ok(true)
 }
