@@ -1,8 +1,9 @@
 //! CUDA devices, built on cudarc's `CudaContext`.
 
-use crate::driver::ensure;
-use crate::error::{driver, Error, Result};
-use cudarc::driver::{sys, CudaContext, CudaStream};
+use crate::driver::{self, types::CUdevice_attribute};
+use crate::error::{driver, Result};
+use crate::runtime::Runtime;
+use cudarc::driver::{CudaContext, CudaStream};
 use std::fmt;
 use std::sync::Arc;
 
@@ -18,25 +19,15 @@ pub struct Device {
 impl Device {
     /// How many CUDA devices are visible. Fails with [`Error::NoDriver`] without a driver.
     pub fn count() -> Result<usize> {
-        const OP: &str = "Device::count";
-        ensure(OP)?;
-        let n = CudaContext::device_count().map_err(driver(OP, "cuDeviceGetCount"))?;
-        Ok(n.max(0) as usize)
+        driver::device_count("Device::count")
     }
 
     /// Opens device `ordinal` (retaining its primary context).
     pub fn open(ordinal: usize) -> Result<Device> {
-        const OP: &str = "Device::open";
-        let count = Self::count()?;
-        if ordinal >= count {
-            return Err(Error::NoDevice {
-                op: OP,
-                ordinal,
-                count,
-            });
-        }
-        let ctx = CudaContext::new(ordinal).map_err(driver(OP, "cuDevicePrimaryCtxRetain"))?;
-        Ok(Device { ctx })
+        let rt = Runtime::get("Device::open", ordinal)?;
+        Ok(Device {
+            ctx: rt.context().clone(),
+        })
     }
 
     /// Wraps a cudarc context, for code already written on cudarc.
@@ -70,12 +61,11 @@ impl Device {
 
     /// Number of streaming multiprocessors.
     pub fn sm_count(&self) -> Result<usize> {
-        self.attribute(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)
-            .map(|v| v as usize)
+        Ok(Runtime::get("Device::sm_count", self.ordinal())?.sm_count("Device::sm_count")? as usize)
     }
 
     /// Any device attribute, for what this type does not name.
-    pub fn attribute(&self, attr: sys::CUdevice_attribute) -> Result<i32> {
+    pub fn attribute(&self, attr: CUdevice_attribute) -> Result<i32> {
         self.ctx
             .attribute(attr)
             .map_err(driver("Device::attribute", "cuDeviceGetAttribute"))
@@ -112,7 +102,8 @@ impl Device {
     /// shared: the stream that work ordered on a foreign stream runs on (copies from C
     /// and Python, allocations for them), after an event wait.
     pub fn library_stream(&self) -> Result<Arc<CudaStream>> {
-        crate::copy::external::own_stream("Device::library_stream", self.ordinal())
+        const OP: &str = "Device::library_stream";
+        Runtime::get(OP, self.ordinal())?.library_stream(OP)
     }
 
     /// Waits for all work on the device's context.

@@ -51,6 +51,14 @@ pub enum Error {
         /// The value and the rule it breaks.
         rule: String,
     },
+    /// stridekit's own state is unusable: a lock poisoned by a panic in another thread.
+    #[error("{op}: internal state unusable: {what}")]
+    Internal {
+        /// The operation.
+        op: &'static str,
+        /// What broke.
+        what: String,
+    },
     /// A layout was rejected.
     #[error(transparent)]
     Layout(#[from] LayoutError),
@@ -58,17 +66,6 @@ pub enum Error {
 
 /// Shorthand for results of this crate.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
-
-/// Converts a raw driver status into a `Result`, naming the operation and the call.
-pub(crate) fn check(
-    op: &'static str,
-    call: &'static str,
-    status: cudarc::driver::sys::CUresult,
-) -> Result<()> {
-    status
-        .result()
-        .map_err(|source| Error::Driver { op, call, source })
-}
 
 /// Wraps a cudarc `DriverError` with the operation and call.
 pub(crate) fn driver(op: &'static str, call: &'static str) -> impl FnOnce(DriverError) -> Error {
@@ -80,4 +77,10 @@ pub(crate) fn invalid(op: &'static str, rule: impl Into<String>) -> Error {
         op,
         rule: rule.into(),
     }
+}
+
+/// Reports a failure that a `Drop` cannot return (a free the driver refused): on
+/// standard error, so that it is seen rather than lost.
+pub(crate) fn report_drop_failure(what: &str, why: &str) {
+    eprintln!("stridekit: could not {what}: {why}; the memory stays allocated");
 }

@@ -18,6 +18,7 @@
 //! # Ok::<(), stridekit::Error>(())
 //! ```
 #![warn(missing_docs)]
+#![deny(clippy::undocumented_unsafe_blocks)]
 
 mod copy;
 mod device;
@@ -31,6 +32,8 @@ mod memory;
 mod nvrtc;
 pub mod peer;
 mod pointer;
+mod runtime;
+pub mod stream;
 pub mod tma;
 pub mod view;
 
@@ -40,6 +43,7 @@ pub use cudarc::driver::{CudaContext, CudaEvent, CudaStream};
 pub use device::Device;
 pub use dlpack::DlpackTensor;
 pub use driver::{cuda_available, driver_version};
+pub use stream::{StreamOrder, StreamValue};
 pub use dtype::{dlpack_code, DType, Element};
 pub use error::{Error, Result};
 pub use managed::{ManagedBuffer, ManagedRange};

@@ -5,15 +5,8 @@ use crate::device::Device;
 use crate::error::{driver, Error, Result};
 use cudarc::driver::{CudaContext, CudaModule};
 use cudarc::nvrtc::Ptx;
-use std::collections::HashMap;
-use std::sync::{Arc, Mutex, OnceLock};
-
-type Key = (usize, String);
-
-fn cache() -> &'static Mutex<HashMap<Key, Arc<CudaModule>>> {
-    static CACHE: OnceLock<Mutex<HashMap<Key, Arc<CudaModule>>>> = OnceLock::new();
-    CACHE.get_or_init(|| Mutex::new(HashMap::new()))
-}
+use crate::runtime::Runtime;
+use std::sync::Arc;
 
 /// The virtual architecture NVRTC compiles for on a device of compute capability `cc`.
 pub(crate) fn arch(cc: (i32, i32)) -> Option<&'static str> {
@@ -40,10 +33,16 @@ pub(crate) fn compile(
     name: &str,
     source: &str,
 ) -> Result<Arc<CudaModule>> {
-    let key = (ctx.ordinal(), source.to_owned());
-    if let Some(m) = cache().lock().map_err(|_| poisoned(op))?.get(&key) {
-        return Ok(m.clone());
-    }
+    Runtime::get(op, ctx.ordinal())?.module(op, source, || compile_uncached(op, ctx, name, source))
+}
+
+/// Compiles and loads `source` (or loads it from the disk cache).
+fn compile_uncached(
+    op: &'static str,
+    ctx: &Arc<CudaContext>,
+    name: &str,
+    source: &str,
+) -> Result<Arc<CudaModule>> {
     let cc = ctx
         .compute_capability()
         .map_err(driver(op, "cuDeviceGetAttribute"))?;
@@ -64,8 +63,7 @@ pub(crate) fn compile(
     let module = match cached {
         Some(m) => m,
         None => {
-            // SAFETY: only tries to dlopen the NVRTC library.
-            if !unsafe { cudarc::nvrtc::sys::is_culib_present() } {
+            if !crate::driver::nvrtc_present() {
                 return Err(Error::Unsupported {
                     op,
                     reason:
@@ -91,18 +89,7 @@ pub(crate) fn compile(
                 .map_err(driver(op, "cuModuleLoadData"))?
         }
     };
-    cache()
-        .lock()
-        .map_err(|_| poisoned(op))?
-        .insert(key, module.clone());
     Ok(module)
-}
-
-fn poisoned(op: &'static str) -> Error {
-    Error::Invalid {
-        op,
-        rule: "the kernel cache lock was poisoned by a panic in another thread".into(),
-    }
 }
 
 impl Device {

@@ -1,9 +1,7 @@
 //! Asking the driver what an address is.
 
-use crate::driver::ensure;
-use crate::error::{check, Result};
-use cudarc::driver::sys;
-use std::ffi::c_void;
+use crate::driver::{check, ensure, pointer as dp};
+use crate::error::Result;
 
 /// What kind of memory an address lies in, as the driver reports it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -34,9 +32,6 @@ pub struct PointerInfo {
     pub device_accessible: bool,
 }
 
-/// The driver's raw "no device" ordinal. Read as a signed 32-bit value it is -2; a binding
-/// that reads it unsigned sees 4294967294.
-const NO_DEVICE: i32 = -2;
 
 /// Asks the driver, in one `cuPointerGetAttributes` call, what `ptr` is.
 ///
@@ -44,49 +39,25 @@ const NO_DEVICE: i32 = -2;
 pub fn pointer_info(ptr: u64) -> Result<PointerInfo> {
     const OP: &str = "pointer_info";
     ensure(OP)?;
-    let mut mem_type: u32 = 0;
-    let mut ordinal: i32 = NO_DEVICE;
-    let mut managed: u32 = 0;
-    let mut dev_ptr: u64 = 0;
-    use sys::CUpointer_attribute as A;
-    let mut attrs = [
-        A::CU_POINTER_ATTRIBUTE_MEMORY_TYPE,
-        A::CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL,
-        A::CU_POINTER_ATTRIBUTE_IS_MANAGED,
-        A::CU_POINTER_ATTRIBUTE_DEVICE_POINTER,
-    ];
-    let mut data: [*mut c_void; 4] = [
-        (&mut mem_type as *mut u32).cast(),
-        (&mut ordinal as *mut i32).cast(),
-        (&mut managed as *mut u32).cast(),
-        (&mut dev_ptr as *mut u64).cast(),
-    ];
-    // SAFETY: four attributes, each with an out-pointer of the type the driver documents
-    // (CUmemorytype = u32, ordinal = int, bool as u32, CUdeviceptr = u64); all live locals.
-    let status = unsafe {
-        sys::cuPointerGetAttributes(
-            attrs.len() as u32,
-            attrs.as_mut_ptr(),
-            data.as_mut_ptr(),
-            ptr,
-        )
-    };
+    // SAFETY: the driver is loaded (ensure); the driver reads no memory at `ptr`.
+    let (status, a) = unsafe { dp::attributes(ptr) };
     check(OP, "cuPointerGetAttributes", status)?;
+    let (mem_type, ordinal, managed, dev_ptr) = (a.mem_type, a.ordinal, a.managed, a.device_pointer);
     let device = (ordinal >= 0).then_some(ordinal as usize);
     let info = match mem_type {
-        t if t == sys::CUmemorytype::CU_MEMORYTYPE_DEVICE as u32 && managed != 0 => PointerInfo {
+        t if t == dp::MEMORY_TYPE_DEVICE && managed != 0 => PointerInfo {
             kind: PointerKind::Managed,
             device,
             host_accessible: true,
             device_accessible: true,
         },
-        t if t == sys::CUmemorytype::CU_MEMORYTYPE_DEVICE as u32 => PointerInfo {
+        t if t == dp::MEMORY_TYPE_DEVICE => PointerInfo {
             kind: PointerKind::Device,
             device,
             host_accessible: false,
             device_accessible: true,
         },
-        t if t == sys::CUmemorytype::CU_MEMORYTYPE_HOST as u32 => PointerInfo {
+        t if t == dp::MEMORY_TYPE_HOST => PointerInfo {
             kind: if managed != 0 {
                 PointerKind::Managed
             } else {
@@ -96,7 +67,7 @@ pub fn pointer_info(ptr: u64) -> Result<PointerInfo> {
             host_accessible: true,
             device_accessible: dev_ptr != 0,
         },
-        t if t == sys::CUmemorytype::CU_MEMORYTYPE_ARRAY as u32 => PointerInfo {
+        t if t == dp::MEMORY_TYPE_ARRAY => PointerInfo {
             kind: PointerKind::Array,
             device,
             host_accessible: false,

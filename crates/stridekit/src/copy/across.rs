@@ -13,13 +13,14 @@
 
 use super::{kernel, run, CopyOptions};
 use crate::device::Device;
-use crate::dlpack::{wait_for_producer, ExchangeStream, StreamRef};
-use crate::driver::bind_stream;
-use crate::error::{check, Result};
-use crate::memory::{DeviceMemoryResource, MemoryResource};
+use crate::driver::{bind_stream, check, memory as dmem};
+use crate::error::Result;
+use crate::memory::{mark, DeviceMemoryResource, MemoryResource};
 use crate::peer;
+use crate::runtime::Runtime;
+use crate::stream::wait_for_producer;
 use crate::view::StridedMemoryView;
-use cudarc::driver::{sys, CudaStream};
+use cudarc::driver::CudaStream;
 use std::sync::Arc;
 use stridekit_layout::{CopyPlan, Order, StridedLayout};
 
@@ -40,12 +41,12 @@ pub(super) fn copy_across(
             dst.ptr().wrapping_add_signed(plan.dst_offset * isz),
             src.ptr().wrapping_add_signed(plan.src_offset * isz),
         );
-        let (dc, sc) = (Device::open(dd)?, Device::open(sd)?);
+        let (dc, sc) = (Runtime::get(OP, dd)?, Runtime::get(OP, sd)?);
         bind_stream(OP, stream)?;
         // SAFETY: both spans were validated against their views' memory; the contexts
-        // are the live primary contexts of the two devices.
+        // are the live primary contexts of the two devices; the stream's is current.
         return check(OP, "cuMemcpyPeerAsync", unsafe {
-            sys::cuMemcpyPeerAsync(
+            dmem::copy_peer_async(
                 d0,
                 dc.context().cu_ctx(),
                 s0,
@@ -64,17 +65,12 @@ pub(super) fn copy_across(
         if ordinal == here {
             Ok(stream.clone())
         } else {
-            Device::open(ordinal)?.library_stream()
+            Runtime::get(OP, ordinal)?.library_stream(OP)
         }
     };
     let (s_src, s_dst) = (lib(sd)?, lib(dd)?);
-    let given = ExchangeStream::Stream(StreamRef::of(stream));
-    let (on_src, on_dst) = (
-        ExchangeStream::Stream(StreamRef::of(&s_src)),
-        ExchangeStream::Stream(StreamRef::of(&s_dst)),
-    );
-    wait_for_producer(given, on_src, here)?;
-    wait_for_producer(given, on_dst, here)?;
+    wait_for_producer(stream, &s_src)?;
+    wait_for_producer(stream, &s_dst)?;
     let packed = StridedLayout::dense(src.shape(), src.layout().itemsize(), Order::C)?;
     let bytes = packed.volume() * packed.itemsize();
     let (dev_s, dev_d) = (Device::open(sd)?, Device::open(dd)?);
@@ -88,12 +84,12 @@ pub(super) fn copy_across(
         opts,
     )?;
     let tmp_d = DeviceMemoryResource::new(&dev_d)?.allocate(bytes, &s_dst)?;
-    wait_for_producer(on_src, on_dst, sd)?;
+    wait_for_producer(&s_src, &s_dst)?;
     bind_stream(OP, &s_dst)?;
     // SAFETY: both temporaries hold `bytes`; the contexts are the devices' live primary
     // contexts; the copy is ordered after the gather (event above).
     check(OP, "cuMemcpyPeerAsync", unsafe {
-        sys::cuMemcpyPeerAsync(
+        dmem::copy_peer_async(
             tmp_d.ptr(),
             dev_d.context().cu_ctx(),
             tmp_s.ptr(),
@@ -102,7 +98,7 @@ pub(super) fn copy_across(
             s_dst.cu_stream(),
         )
     })?;
-    tmp_s.order_release_after(&s_dst)?;
+    tmp_s.pending().record(OP, &mark(OP, &s_dst)?)?;
     let moved = StridedMemoryView::from_buffer(&tmp_d, packed.clone(), src.dtype())?;
     run(
         dst,
@@ -111,5 +107,5 @@ pub(super) fn copy_across(
         Some(&s_dst),
         opts,
     )?;
-    wait_for_producer(on_dst, given, dd)
+    wait_for_producer(&s_dst, stream)
 }

@@ -23,7 +23,7 @@ use crate::device::Device;
 #[cfg(test)]
 use crate::error::Error;
 use crate::error::{driver, invalid, Result};
-use crate::memory::raw_copy;
+use crate::memory::{mark, raw_copy};
 use crate::memory::{
     Buffer, DeviceMemoryResource, MemoryKind, MemoryResource, PinnedMemoryResource,
 };
@@ -130,6 +130,11 @@ fn run(
         && dst.kind() == MemoryKind::Host
         && src.kind() == MemoryKind::Host
     {
+        for v in [dst, src] {
+            if let Some(p) = v.pending() {
+                p.wait_host(OP)?;
+            }
+        }
         if overlaps(dst, src) {
             let tmp = src.to_vec_bytes()?;
             let packed = StridedLayout::dense(src.shape(), src.layout().itemsize(), Order::C)?;
@@ -212,7 +217,7 @@ fn host_to_device(
             let p = CopyPlan::new(&packed, src.layout())?;
             host::copy(&p, pin.ptr(), src.ptr());
             let ptr = pin.ptr();
-            pin.order_release_after(cx.stream)?;
+            pin.pending().record(OP, &mark(OP, cx.stream)?)?;
             (packed, ptr, Some(pin))
         } else {
             let (lo, _) = src.byte_span();
@@ -368,11 +373,15 @@ fn copy_into(
         if plan.volume == 0 {
             return Ok(());
         }
+        order_after_earlier_uses(dst, src, stream)?;
         across::copy_across(dst, src, pair, &plan, stream, opts)?;
         return finish(dst, src, stream, opts);
     }
     if plan.volume == 0 {
         return Ok(());
+    }
+    if let Some(s) = stream {
+        order_after_earlier_uses(dst, src, s)?;
     }
     run(dst, src, &plan, stream, opts)?;
     match stream {
@@ -381,8 +390,22 @@ fn copy_into(
     }
 }
 
-/// After a copy on `stream`: waits when the copy touches host memory or the caller asked
-/// to block, and orders the release of both views' buffers after it.
+/// Before a copy on `stream`: the stream waits for every GPU use recorded on either
+/// view's memory (on whatever stream it ran).
+fn order_after_earlier_uses(
+    dst: &StridedMemoryView<'_>,
+    src: &StridedMemoryView<'_>,
+    stream: &Arc<CudaStream>,
+) -> Result<()> {
+    for p in [dst.pending(), src.pending()].into_iter().flatten() {
+        p.order_before("copy", stream)?;
+    }
+    Ok(())
+}
+
+/// After a copy on `stream`: records it on both views' memory (so that releases, later
+/// uses and host reads wait for it), then waits when the copy touches host memory or
+/// the caller asked to block.
 fn finish(
     dst: &StridedMemoryView<'_>,
     src: &StridedMemoryView<'_>,
@@ -390,22 +413,18 @@ fn finish(
     opts: &CopyOptions<'_>,
 ) -> Result<()> {
     const OP: &str = "copy";
+    let tracked: Vec<_> = [dst.pending(), src.pending()].into_iter().flatten().collect();
+    if !tracked.is_empty() {
+        let done = mark(OP, stream)?;
+        for p in tracked {
+            p.record(OP, &done)?;
+        }
+    }
     let touches_host = side(dst) == Side::Host || side(src) == Side::Host;
     if touches_host || opts.blocking == Some(true) {
         stream
             .synchronize()
             .map_err(driver(OP, "cuStreamSynchronize"))?;
-    }
-    for s in [dst.release_stream(), src.release_stream()]
-        .into_iter()
-        .flatten()
-    {
-        if !Arc::ptr_eq(s, stream) {
-            let ev = stream
-                .record_event(None)
-                .map_err(driver(OP, "cuEventRecord"))?;
-            s.wait(&ev).map_err(driver(OP, "cuStreamWaitEvent"))?;
-        }
     }
     Ok(())
 }

@@ -6,12 +6,11 @@
 //! finds it taken (another thread is using it) allocates its own.
 
 use super::host::{self, Direction};
-use crate::device::Device;
 use crate::error::{driver, Result};
-use crate::memory::{raw_copy, Buffer, MemoryResource, PinnedMemoryResource};
+use crate::memory::raw_copy;
+use crate::runtime::Runtime;
 use cudarc::driver::{CudaEvent, CudaStream};
-use std::collections::HashMap;
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::Arc;
 use stridekit_layout::CopyPlan;
 
 /// Bytes per staging chunk.
@@ -19,43 +18,19 @@ const CHUNK: usize = 8 << 20;
 /// Chunks in the ring.
 const SLOTS: usize = 4;
 
-/// Idle rings, per device ordinal.
-fn rings() -> &'static Mutex<HashMap<usize, Vec<Buffer>>> {
-    static RINGS: OnceLock<Mutex<HashMap<usize, Vec<Buffer>>>> = OnceLock::new();
-    RINGS.get_or_init(|| Mutex::new(HashMap::new()))
-}
-
-/// A pinned ring for the stream's device: an idle one, or a new one.
-fn take_ring(stream: &Arc<CudaStream>) -> Result<Buffer> {
-    let ordinal = stream.context().ordinal();
-    if let Ok(mut map) = rings().lock() {
-        if let Some(r) = map.get_mut(&ordinal).and_then(|v| v.pop()) {
-            return Ok(r);
-        }
-    }
-    let dev = Device::from_context(stream.context().clone());
-    PinnedMemoryResource::new(&dev).allocate(CHUNK * SLOTS, stream)
-}
-
-/// Returns a ring whose transfers have all completed.
-fn give_back(stream: &Arc<CudaStream>, ring: Buffer) {
-    if let Ok(mut map) = rings().lock() {
-        map.entry(stream.context().ordinal())
-            .or_default()
-            .push(ring);
-    }
-}
-
-/// Runs `f` with a ring; the stream is synchronized before the ring is reused, whatever
-/// `f` returns (a ring whose stream cannot be synchronized is dropped, not reused).
+/// Runs `f` with a ring of the stream's device (the runtime's idle one, or a new one);
+/// the stream is synchronized before the ring is reused, whatever `f` returns (a ring
+/// whose stream cannot be synchronized is dropped, not reused).
 fn with_ring<T>(stream: &Arc<CudaStream>, f: impl FnOnce(u64) -> Result<T>) -> Result<T> {
-    let ring = take_ring(stream)?;
+    const OP: &str = "staged copy";
+    let rt = Runtime::of_stream(OP, stream)?;
+    let ring = rt.take_staging(OP, CHUNK * SLOTS)?;
     let out = f(ring.ptr());
     match stream.synchronize() {
-        Ok(()) => give_back(stream, ring),
+        Ok(()) => rt.give_back_staging(OP, ring)?,
         Err(e) => {
             drop(ring);
-            return out.and(Err(driver("staged copy", "cuStreamSynchronize")(e)));
+            return out.and(Err(driver(OP, "cuStreamSynchronize")(e)));
         }
     }
     out

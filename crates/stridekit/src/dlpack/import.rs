@@ -118,8 +118,22 @@ impl DlpackTensor {
 /// The owner of an imported tensor, shared by every view made from it: dropping the last
 /// one calls the producer's deleter, once.
 pub(crate) struct Imported {
-    _deleter: AllocationDeleter,
+    deleter: Option<AllocationDeleter>,
     pub(crate) flags: DlpackFlags,
+    /// The GPU work stridekit queued on the tensor's memory: the deleter waits for it.
+    pub(crate) pending: crate::memory::PendingWork,
+}
+
+impl Drop for Imported {
+    fn drop(&mut self) {
+        if let Err(e) = self.pending.wait_host("drop an imported DLPack tensor") {
+            crate::error::report_drop_failure(
+                "wait for the GPU work on an imported DLPack tensor",
+                &e.to_string(),
+            );
+        }
+        drop(self.deleter.take());
+    }
 }
 
 /// Reads `n` values of a producer's metadata array.
@@ -369,8 +383,9 @@ fn import<A: Access>(
     let dl = *t.tensor();
     view_of(op, &dl, move || {
         Backing::Dlpack(Arc::new(Imported {
-            _deleter: t.into_deleter(),
+            deleter: Some(t.into_deleter()),
             flags,
+            pending: Default::default(),
         }))
     })
 }

@@ -9,8 +9,9 @@
 //! - **Export**: [`StridedMemoryView::to_dlpack`] (read-only) and
 //!   [`StridedMemoryViewMut::into_dlpack`] (writable) hand out a tensor whose deleter
 //!   keeps the memory alive until the consumer is done; `*_legacy` give the 0.x struct.
-//! - **Streams**: [`ExchangeStream`] decodes the protocols' stream values and
-//!   [`wait_for_producer`] orders a consumer stream after a producer's.
+//! - **Streams**: [`StreamValue`](crate::StreamValue) decodes the protocols' stream
+//!   values and [`wait_for_producer`](crate::stream::wait_for_producer) orders a
+//!   consumer stream after a producer's (the [`stream`](crate::stream) module).
 //!
 //! ```
 //! use stridekit::{StridedMemoryView, StridedMemoryViewMut};
@@ -30,7 +31,6 @@
 mod dtype;
 mod export;
 mod import;
-mod stream;
 
 pub use dlpark;
 pub use dlpark::ffi::{
@@ -41,7 +41,6 @@ pub use dlpark::DlpackFlags;
 pub use dtype::{dtype_from_dlpack, dtype_to_dlpack};
 pub use import::DlpackTensor;
 pub(crate) use import::Imported;
-pub use stream::{wait_for_producer, with_ordered_stream, ExchangeStream, StreamRef};
 
 /// The highest DLPack version stridekit produces and understands, (major, minor).
 pub const DLPACK_VERSION: (u32, u32) = (

@@ -3,33 +3,26 @@
 use super::location::LocationUse;
 use super::support::{prepare, require_concurrent_access, require_location_access, ADVISE_V2};
 use super::{Location, ManagedRange};
-use crate::driver::ensure_current_context;
-use crate::error::{check, Result};
-use cudarc::driver::sys;
+use crate::driver::types::{CUmem_advise as Advice, CUmem_range_attribute as Attr};
+use crate::driver::{check, managed as dm};
+use crate::error::Result;
+use crate::runtime::Runtime;
 use std::collections::BTreeSet;
-
-use sys::CUmem_advise as Advice;
-use sys::CUmem_range_attribute as Attr;
 
 fn advise(op: &'static str, range: &ManagedRange<'_>, advice: Advice, loc: Location) -> Result<()> {
     // SAFETY: the driver is loaded and has cuMemAdvise_v2 (prepare ran first); the range
-    // is managed memory kept alive by its borrow; the location was checked.
+    // is managed memory kept alive by its borrow; the location was checked; a context is
+    // current (the callers bind one).
     check(op, "cuMemAdvise", unsafe {
-        sys::cuMemAdvise_v2(range.ptr(), range.size(), advice, loc.to_cu())
+        dm::advise(range.ptr(), range.size(), advice, loc.to_cu())
     })
 }
 
 fn attr_i32s(op: &'static str, range: &ManagedRange<'_>, attr: Attr, n: usize) -> Result<Vec<i32>> {
     let mut out = vec![0i32; n];
-    // SAFETY: `out` holds `n` i32s, the size passed; the range is managed memory.
+    // SAFETY: the range is managed memory kept alive by its borrow.
     check(op, "cuMemRangeGetAttribute", unsafe {
-        sys::cuMemRangeGetAttribute(
-            out.as_mut_ptr().cast(),
-            n * std::mem::size_of::<i32>(),
-            attr,
-            range.ptr(),
-            range.size(),
-        )
+        dm::range_attribute(&mut out, attr, range.ptr(), range.size())
     })?;
     Ok(out)
 }
@@ -73,7 +66,7 @@ fn prepare_advice(op: &'static str, range: &ManagedRange<'_>) -> Result<usize> {
     let n = prepare(op, ADVISE_V2)?;
     let device = range.device_ordinal().unwrap_or(0);
     require_concurrent_access(op, device)?;
-    ensure_current_context(op, device)?;
+    Runtime::get(op, device)?.bind_if_none(op)?;
     Ok(n)
 }
 

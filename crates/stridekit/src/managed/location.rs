@@ -1,7 +1,7 @@
 //! `Location`: where managed memory may live, be preferred, or be prefetched to.
 
 use crate::error::{invalid, Result};
-use cudarc::driver::sys;
+use crate::driver::types::{CUmemLocation, CUmemLocationType};
 use std::fmt;
 
 /// A place that managed memory can live in: a device, the host, a host NUMA node, or
@@ -109,21 +109,21 @@ impl Location {
     }
 
     /// The driver's `CUmemLocation` for this location (checked first by [`Self::check`]).
-    pub(crate) fn to_cu(self) -> sys::CUmemLocation {
-        use sys::CUmemLocationType as T;
+    pub(crate) fn to_cu(self) -> CUmemLocation {
+        use CUmemLocationType as T;
         let (type_, id) = match self {
             Location::Device(d) => (T::CU_MEM_LOCATION_TYPE_DEVICE, d as i32),
             Location::Host => (T::CU_MEM_LOCATION_TYPE_HOST, 0),
             Location::HostNuma(n) => (T::CU_MEM_LOCATION_TYPE_HOST_NUMA, n as i32),
             Location::HostNumaCurrent => (T::CU_MEM_LOCATION_TYPE_HOST_NUMA_CURRENT, 0),
         };
-        sys::CUmemLocation { type_, id }
+        CUmemLocation { type_, id }
     }
 
     /// Reads a location back from the driver's (type, id) pair; `None` for "invalid" (no
     /// location) and for types this library does not know.
     pub(crate) fn from_cu(type_: i32, id: i32) -> Option<Location> {
-        use sys::CUmemLocationType as T;
+        use CUmemLocationType as T;
         match type_ {
             t if t == T::CU_MEM_LOCATION_TYPE_DEVICE as i32 => {
                 usize::try_from(id).ok().map(Location::Device)

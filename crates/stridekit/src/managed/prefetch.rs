@@ -7,8 +7,10 @@ use super::support::{
 };
 use super::{Location, ManagedRange};
 use crate::driver::{bind_stream, ensure, has_symbol, require_symbol};
-use crate::error::{check, invalid, Result};
-use cudarc::driver::{sys, CudaStream};
+use crate::driver::managed::{self as dm, LocatedBatch};
+use crate::driver::{check, types::CUmemLocation};
+use crate::error::{invalid, Result};
+use cudarc::driver::CudaStream;
 
 /// Where a batch goes: one location for every range, or one per range.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -151,7 +153,7 @@ fn single_prefetch(
     // SAFETY: the driver has cuMemPrefetchAsync_v2 (checked by the caller); the range is
     // managed memory kept alive by its borrow; flags must be 0; the stream is live.
     check(op, "cuMemPrefetchAsync", unsafe {
-        sys::cuMemPrefetchAsync_v2(ptr, size, loc.to_cu(), 0, stream.cu_stream())
+        dm::prefetch(ptr, size, loc.to_cu(), stream.cu_stream())
     })
 }
 
@@ -252,44 +254,30 @@ pub fn prefetch_batch<'l>(
     located_batch(
         OP,
         "cuMemPrefetchBatchAsync",
-        sys::cuMemPrefetchBatchAsync,
+        LocatedBatch::Prefetch,
         plan,
         stream,
     )
 }
 
-/// The driver's batched calls that take locations share one signature.
-type LocatedBatchFn = unsafe fn(
-    *mut sys::CUdeviceptr,
-    *mut usize,
-    usize,
-    *mut sys::CUmemLocation,
-    *mut usize,
-    usize,
-    std::ffi::c_ulonglong,
-    sys::CUstream,
-) -> sys::CUresult;
-
 fn located_batch(
     op: &'static str,
     call: &'static str,
-    f: LocatedBatchFn,
+    which: LocatedBatch,
     mut plan: BatchPlan,
     stream: &CudaStream,
 ) -> Result<()> {
-    let mut locs: Vec<sys::CUmemLocation> = plan.locations.iter().map(|l| l.to_cu()).collect();
-    // SAFETY: the caller checked that the driver has the entry point; `ptrs`/`sizes`
-    // hold `count` entries and `locs`/`first_ops` hold `locs.len()` entries, alive across
-    // the call (the driver copies them); flags must be 0; the ranges are managed memory.
+    let mut locs: Vec<CUmemLocation> = plan.locations.iter().map(|l| l.to_cu()).collect();
+    // SAFETY: the caller checked that the driver has the entry point and bound the
+    // stream's context; `ptrs`/`sizes` and `locs`/`first_ops` have matching lengths
+    // (plan_batch); the ranges are managed memory kept alive by their borrows.
     check(op, call, unsafe {
-        f(
-            plan.ptrs.as_mut_ptr(),
-            plan.sizes.as_mut_ptr(),
-            plan.ptrs.len(),
-            locs.as_mut_ptr(),
-            plan.first_ops.as_mut_ptr(),
-            locs.len(),
-            0,
+        dm::located_batch(
+            which,
+            &mut plan.ptrs,
+            &mut plan.sizes,
+            &mut locs,
+            &mut plan.first_ops,
             stream.cu_stream(),
         )
     })
@@ -314,13 +302,7 @@ fn discard_batch_op(
     // SAFETY: the driver has the entry point (checked); `ptrs`/`sizes` hold `count`
     // entries; flags must be 0; the ranges are managed memory.
     check(op, "cuMemDiscardBatchAsync", unsafe {
-        sys::cuMemDiscardBatchAsync(
-            plan.ptrs.as_mut_ptr(),
-            plan.sizes.as_mut_ptr(),
-            plan.ptrs.len(),
-            0,
-            stream.cu_stream(),
-        )
+        dm::discard_batch(&mut plan.ptrs, &mut plan.sizes, stream.cu_stream())
     })
 }
 
@@ -353,7 +335,7 @@ fn discard_and_prefetch_op(
     located_batch(
         op,
         "cuMemDiscardAndPrefetchBatchAsync",
-        sys::cuMemDiscardAndPrefetchBatchAsync,
+        LocatedBatch::DiscardAndPrefetch,
         plan,
         stream,
     )

@@ -1,9 +1,9 @@
 //! What the driver and the devices must offer before a managed-memory call is made.
 
 use super::Location;
-use crate::driver::{device_attribute, require_symbol};
+use crate::driver::{require_symbol, types::CUdevice_attribute};
 use crate::error::{Error, Result};
-use cudarc::driver::sys;
+use crate::runtime::Runtime;
 
 /// The entry points for advice and single prefetches with a `CUmemLocation` (CUDA 12.2+).
 pub(crate) const ADVISE_V2: &str = "cuMemAdvise_v2";
@@ -23,10 +23,9 @@ pub(crate) fn prepare(op: &'static str, symbol: &'static str) -> Result<usize> {
 /// concurrently with the host; without that, the driver cannot migrate or advise pages
 /// while kernels may run (for example under Windows WDDM).
 pub(crate) fn require_concurrent_access(op: &'static str, ordinal: usize) -> Result<()> {
-    let v = device_attribute(
+    let v = Runtime::get(op, ordinal)?.attribute(
         op,
-        ordinal,
-        sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS,
+        CUdevice_attribute::CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS,
     )?;
     concurrent_access_verdict(op, ordinal, v)
 }

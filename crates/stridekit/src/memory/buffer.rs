@@ -1,10 +1,11 @@
 //! `Buffer`: a span of memory, who frees it, and contiguous copies.
 
+use super::pending::{mark, PendingWork};
 use super::{Deallocate, MemoryKind};
-use crate::driver::bind_stream;
-use crate::error::{check, driver, invalid, Result};
+use crate::driver::{bind_stream, check};
+use crate::error::{driver, invalid, report_drop_failure, Result};
 use crate::pointer::{pointer_info, PointerKind};
-use cudarc::driver::{sys, CudaStream};
+use cudarc::driver::CudaStream;
 use std::any::Any;
 use std::fmt;
 use std::sync::Arc;
@@ -24,6 +25,11 @@ enum Release {
 /// Dropping a buffer releases it through its resource, ordered on the stream it was
 /// allocated on (or the one given to [`release`](Self::release)). A buffer made with
 /// [`from_handle`](Self::from_handle) keeps its owner alive until then.
+///
+/// A buffer records the GPU work stridekit queues on it (copies, fills, on any stream):
+/// each new use waits for the last one, a release is ordered after the last one on the
+/// releasing stream, an owner is dropped only once it is done, and host reads wait for
+/// it. No queued copy can write memory that has been handed to someone else.
 pub struct Buffer {
     ptr: u64,
     size: usize,
@@ -31,6 +37,7 @@ pub struct Buffer {
     device: Option<usize>,
     // The stream that orders this buffer's release; `None` for foreign memory.
     release: Option<Release>,
+    pending: PendingWork,
 }
 
 impl Buffer {
@@ -48,6 +55,7 @@ impl Buffer {
             kind,
             device,
             release: Some(Release::Resource { by, stream }),
+            pending: PendingWork::default(),
         }
     }
 
@@ -59,6 +67,7 @@ impl Buffer {
             kind: MemoryKind::Host,
             device: None,
             release: Some(Release::Owner(Box::new(owner))),
+            pending: PendingWork::default(),
         }
     }
 
@@ -70,6 +79,7 @@ impl Buffer {
             kind,
             device,
             release: None,
+            pending: PendingWork::default(),
         }
     }
 
@@ -116,6 +126,7 @@ impl Buffer {
             kind,
             device,
             release: Some(Release::Owner(Box::new(owner))),
+            pending: PendingWork::default(),
         })
     }
 
@@ -163,15 +174,23 @@ impl Buffer {
         }
     }
 
-    /// Releases the buffer now, ordered on `stream` instead of its allocation stream.
+    /// Releases the buffer now, ordered on `stream` instead of its allocation stream:
+    /// after the work already queued on `stream` and after every GPU use stridekit
+    /// recorded on the buffer, whatever stream it ran on.
     pub fn release(mut self, stream: &Arc<CudaStream>) -> Result<()> {
+        const OP: &str = "Buffer::release";
         match self.release.take() {
-            Some(Release::Resource { by, .. }) => by.deallocate(self.ptr, self.size, stream),
+            Some(Release::Resource { by, .. }) => {
+                self.pending.order_before(OP, stream)?;
+                by.deallocate(self.ptr, self.size, stream)
+            }
             Some(Release::Owner(owner)) => {
-                // Work on `stream` may still read the memory: the owner waits for it.
+                // Work on `stream`, and recorded work on any stream, may still use the
+                // memory: the owner waits for both.
+                self.pending.wait_host(OP)?;
                 stream
                     .synchronize()
-                    .map_err(driver("Buffer::release", "cuStreamSynchronize"))?;
+                    .map_err(driver(OP, "cuStreamSynchronize"))?;
                 drop(owner);
                 Ok(())
             }
@@ -179,19 +198,14 @@ impl Buffer {
         }
     }
 
-    /// Makes every stream that will free `self` wait for the work queued on `stream`, so
-    /// that no release can overtake a copy or kernel that uses the memory.
-    pub(crate) fn order_release_after(&self, stream: &Arc<CudaStream>) -> Result<()> {
-        if let Some(own) = self.stream() {
-            if !Arc::ptr_eq(own, stream) {
-                let ev = stream
-                    .record_event(None)
-                    .map_err(driver("order release", "cuEventRecord"))?;
-                own.wait(&ev)
-                    .map_err(driver("order release", "cuStreamWaitEvent"))?;
-            }
-        }
-        Ok(())
+    /// The record of GPU work queued on this buffer.
+    pub(crate) fn pending(&self) -> &PendingWork {
+        &self.pending
+    }
+
+    /// Waits on the host for every GPU use recorded on this buffer.
+    pub fn synchronize(&self) -> Result<()> {
+        self.pending.wait_host("Buffer::synchronize")
     }
 
     fn check_size(&self, op: &'static str, what: &str, bytes: usize) -> Result<()> {
@@ -221,6 +235,7 @@ impl Buffer {
             return Ok(());
         }
         if self.kind == MemoryKind::Host {
+            self.pending.wait_host(OP)?;
             // SAFETY: the buffer owns `size` host bytes, `&mut self` is exclusive, and
             // pageable memory is touched by no kernel; the slice is a distinct borrow.
             unsafe {
@@ -228,6 +243,7 @@ impl Buffer {
             };
             return Ok(());
         }
+        self.pending.order_before(OP, stream)?;
         raw_copy(OP, self.ptr, bytes.as_ptr() as u64, bytes.len(), stream)?;
         stream
             .synchronize()
@@ -247,6 +263,7 @@ impl Buffer {
             return Ok(());
         }
         if self.kind == MemoryKind::Host {
+            self.pending.wait_host(OP)?;
             // SAFETY: the buffer owns `size` readable host bytes; `dst` is a distinct
             // exclusive borrow of the same length.
             unsafe {
@@ -258,6 +275,7 @@ impl Buffer {
             };
             return Ok(());
         }
+        self.pending.order_before(OP, stream)?;
         raw_copy(OP, bytes.as_mut_ptr() as u64, self.ptr, bytes.len(), stream)?;
         stream
             .synchronize()
@@ -273,14 +291,19 @@ impl Buffer {
             return Ok(());
         }
         if self.kind == MemoryKind::Host && src.kind == MemoryKind::Host {
+            self.pending.wait_host(OP)?;
+            src.pending.wait_host(OP)?;
             // SAFETY: both are owned host spans of `size` bytes; `&mut self` and `&src`
             // cannot be the same buffer, and pageable memory is touched by no kernel.
             unsafe { std::ptr::copy(src.ptr as *const u8, self.ptr as *mut u8, self.size) };
             return Ok(());
         }
+        self.pending.order_before(OP, stream)?;
+        src.pending.order_before(OP, stream)?;
         raw_copy(OP, self.ptr, src.ptr, self.size, stream)?;
-        self.order_release_after(stream)?;
-        src.order_release_after(stream)
+        let done = mark(OP, stream)?;
+        self.pending.record(OP, &done)?;
+        src.pending.record(OP, &done)
     }
 
     /// Sets every byte to `value`, ordered on `stream`.
@@ -290,6 +313,7 @@ impl Buffer {
             return Ok(());
         }
         if self.kind == MemoryKind::Host {
+            self.pending.wait_host(OP)?;
             stream
                 .synchronize()
                 .map_err(driver(OP, "cuStreamSynchronize"))?;
@@ -298,12 +322,15 @@ impl Buffer {
             unsafe { std::ptr::write_bytes(self.ptr as *mut u8, value, self.size) };
             return Ok(());
         }
+        self.pending.order_before(OP, stream)?;
         bind_stream(OP, stream)?;
-        // SAFETY: `ptr..ptr+size` is device-accessible memory owned by this buffer.
+        // SAFETY: `ptr..ptr+size` is device-accessible memory owned by this buffer,
+        // borrowed exclusively; earlier uses are ordered before (above); the context of
+        // `stream` is current.
         check(OP, "cuMemsetD8Async", unsafe {
-            sys::cuMemsetD8Async(self.ptr, value, self.size, stream.cu_stream())
+            crate::driver::memory::fill_async(self.ptr, value, self.size, stream.cu_stream())
         })?;
-        self.order_release_after(stream)
+        self.pending.record(OP, &mark(OP, stream)?)
     }
 }
 
@@ -317,20 +344,33 @@ pub(crate) fn raw_copy(
 ) -> Result<()> {
     bind_stream(op, stream)?;
     // SAFETY: callers pass spans of `bytes` bytes that they own or borrow for the copy's
-    // duration (host borrows wait on the stream before returning).
+    // duration (host borrows wait on the stream before returning); the context of
+    // `stream` is current.
     check(op, "cuMemcpyAsync", unsafe {
-        sys::cuMemcpyAsync(dst, src, bytes, stream.cu_stream())
+        crate::driver::memory::copy_async(dst, src, bytes, stream.cu_stream())
     })
 }
 
 impl Drop for Buffer {
     fn drop(&mut self) {
+        const OP: &str = "Buffer::drop";
         match self.release.take() {
             Some(Release::Resource { by, stream }) => {
-                // A failed free cannot be reported from drop; the driver keeps the memory.
-                let _ = by.deallocate(self.ptr, self.size, &stream);
+                let freed = self
+                    .pending
+                    .order_before(OP, &stream)
+                    .and_then(|()| by.deallocate(self.ptr, self.size, &stream));
+                if let Err(e) = freed {
+                    report_drop_failure("release a buffer", &e.to_string());
+                }
             }
-            Some(Release::Owner(owner)) => drop(owner),
+            Some(Release::Owner(owner)) => {
+                // The owner may free the memory at once: the recorded GPU work goes first.
+                if let Err(e) = self.pending.wait_host(OP) {
+                    report_drop_failure("wait for the GPU work on a foreign buffer", &e.to_string());
+                }
+                drop(owner)
+            }
             None => {}
         }
     }

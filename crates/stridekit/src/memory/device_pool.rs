@@ -2,8 +2,10 @@
 
 use super::{Buffer, Deallocate, MemoryKind, MemoryResource};
 use crate::device::Device;
-use crate::error::{check, invalid, Result};
-use cudarc::driver::{sys, CudaStream};
+use crate::driver::{check, memory as dmem, types::CUmemoryPool};
+use crate::error::{invalid, Result};
+use crate::runtime::Runtime;
+use cudarc::driver::CudaStream;
 use std::sync::Arc;
 
 /// Options for [`DeviceMemoryResource::with_options`].
@@ -19,7 +21,7 @@ pub struct DevicePoolOptions {
 
 struct Pool {
     device: Device,
-    pool: sys::CUmemoryPool,
+    pool: CUmemoryPool,
     owned: bool,
 }
 
@@ -31,12 +33,14 @@ unsafe impl Sync for Pool {}
 impl Drop for Pool {
     fn drop(&mut self) {
         if self.owned {
-            crate::peer::unregister_pool(self.device.ordinal(), self.pool);
+            if let Ok(rt) = Runtime::get("drop pool", self.device.ordinal()) {
+                let _ = rt.unregister_pool("drop pool", self.pool);
+            }
         }
         if self.owned && self.device.bind("drop pool").is_ok() {
             // SAFETY: we created this pool; every buffer from it holds an Arc to this Pool,
             // so none is outstanding when it drops.
-            let _ = unsafe { sys::cuMemPoolDestroy(self.pool) };
+            let _ = unsafe { dmem::pool_destroy(self.pool) };
         }
     }
 }
@@ -47,7 +51,7 @@ impl Deallocate for Pool {
         self.device.bind(OP)?;
         // SAFETY: `ptr` came from cuMemAllocFromPoolAsync on this pool and is freed once.
         check(OP, "cuMemFreeAsync", unsafe {
-            sys::cuMemFreeAsync(ptr, stream.cu_stream())
+            dmem::free_async(ptr, stream.cu_stream())
         })
     }
 }
@@ -70,7 +74,7 @@ impl DeviceMemoryResource {
         const OP: &str = "DeviceMemoryResource::new";
         crate::driver::require_symbol(OP, "cuMemAllocFromPoolAsync")?;
         device.bind(OP)?;
-        if device.attribute(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED)?
+        if device.attribute(crate::driver::types::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED)?
             == 0
         {
             return Err(crate::Error::Unsupported {
@@ -78,22 +82,16 @@ impl DeviceMemoryResource {
                 reason: format!("device {} does not support memory pools", device.ordinal()),
             });
         }
-        let mut pool: sys::CUmemoryPool = std::ptr::null_mut();
+        let mut pool: CUmemoryPool = std::ptr::null_mut();
         if opts.dedicated {
-            // SAFETY: zeroed is a valid CUmemPoolProps (plain C struct of ints and pointers).
-            let mut props: sys::CUmemPoolProps = unsafe { std::mem::zeroed() };
-            props.allocType = sys::CUmemAllocationType::CU_MEM_ALLOCATION_TYPE_PINNED;
-            props.handleTypes = sys::CUmemAllocationHandleType::CU_MEM_HANDLE_TYPE_NONE;
-            props.location.type_ = sys::CUmemLocationType::CU_MEM_LOCATION_TYPE_DEVICE;
-            props.location.id = device.ordinal() as i32;
-            // SAFETY: valid out-pointer and props.
+            // SAFETY: the driver is loaded (the device is open); a valid ordinal.
             check(OP, "cuMemPoolCreate", unsafe {
-                sys::cuMemPoolCreate(&mut pool, &props)
+                dmem::pool_create(&mut pool, device.ordinal() as i32)
             })?;
         } else {
-            // SAFETY: valid out-pointer and a device handle from the context.
+            // SAFETY: a device handle from the open device's context.
             check(OP, "cuDeviceGetDefaultMemPool", unsafe {
-                sys::cuDeviceGetDefaultMemPool(&mut pool, device.context().cu_device())
+                dmem::default_pool(&mut pool, device.context().cu_device())
             })?;
         }
         let pool = Arc::new(Pool {
@@ -103,16 +101,12 @@ impl DeviceMemoryResource {
         });
         if opts.dedicated {
             // Peer access already enabled towards this device covers the new pool too.
-            crate::peer::register_pool(device.ordinal(), pool.pool)?;
+            Runtime::get(OP, device.ordinal())?.register_pool(OP, pool.pool)?;
         }
-        if let Some(mut threshold) = opts.release_threshold {
-            // SAFETY: the attribute takes a cuuint64_t value.
+        if let Some(threshold) = opts.release_threshold {
+            // SAFETY: a live pool (made or looked up above).
             check(OP, "cuMemPoolSetAttribute", unsafe {
-                sys::cuMemPoolSetAttribute(
-                    pool.pool,
-                    sys::CUmemPool_attribute::CU_MEMPOOL_ATTR_RELEASE_THRESHOLD,
-                    (&mut threshold as *mut u64).cast(),
-                )
+                dmem::pool_set_release_threshold(pool.pool, threshold)
             })?;
         }
         Ok(Self { pool })
@@ -141,10 +135,11 @@ impl MemoryResource for DeviceMemoryResource {
             return Ok(Buffer::empty(MemoryKind::Device, Some(ordinal)));
         }
         self.pool.device.bind(OP)?;
-        let mut ptr: sys::CUdeviceptr = 0;
-        // SAFETY: valid out-pointer; pool and stream belong to this device's context.
+        let mut ptr = 0u64;
+        // SAFETY: the device's context is current (bound above); pool and stream belong
+        // to it (checked above).
         check(OP, "cuMemAllocFromPoolAsync", unsafe {
-            sys::cuMemAllocFromPoolAsync(&mut ptr, size, self.pool.pool, stream.cu_stream())
+            dmem::alloc_from_pool(&mut ptr, size, self.pool.pool, stream.cu_stream())
         })?;
         Ok(Buffer::from_resource(
             ptr,

@@ -2,9 +2,10 @@
 
 use super::{free_after_stream, Buffer, Deallocate, MemoryKind, MemoryResource};
 use crate::device::Device;
-use crate::error::{check, Result};
+use crate::driver::{check, memory as dmem};
+use crate::error::Result;
 use crate::managed::ManagedBuffer;
-use cudarc::driver::{sys, CudaStream};
+use cudarc::driver::CudaStream;
 use std::sync::Arc;
 
 struct Managed {
@@ -20,7 +21,7 @@ impl Deallocate for Managed {
             stream,
             || {
                 // SAFETY: `ptr` came from cuMemAllocManaged and is freed once.
-                unsafe { sys::cuMemFree_v2(ptr) }
+                unsafe { dmem::free(ptr) }
             },
         )
     }
@@ -37,7 +38,7 @@ impl ManagedMemoryResource {
     /// Managed memory allocated through `device`'s context.
     pub fn new(device: &Device) -> Result<Self> {
         const OP: &str = "ManagedMemoryResource::new";
-        if device.attribute(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MANAGED_MEMORY)? == 0 {
+        if device.attribute(crate::driver::types::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MANAGED_MEMORY)? == 0 {
             return Err(crate::Error::Unsupported {
                 op: OP,
                 reason: format!(
@@ -69,12 +70,9 @@ impl ManagedMemoryResource {
             )));
         }
         self.inner.device.bind(OP)?;
-        let mut ptr: sys::CUdeviceptr = 0;
-        let flags = sys::CUmemAttach_flags::CU_MEM_ATTACH_GLOBAL as u32;
-        // SAFETY: valid out-pointer; documented flag.
-        check(OP, "cuMemAllocManaged", unsafe {
-            sys::cuMemAllocManaged(&mut ptr, size, flags)
-        })?;
+        let mut ptr = 0u64;
+        // SAFETY: the device's context is current (bound above).
+        check(OP, "cuMemAllocManaged", unsafe { dmem::managed_alloc(&mut ptr, size) })?;
         Ok(ManagedBuffer::from_buffer_unchecked(Buffer::from_resource(
             ptr,
             size,

@@ -4,9 +4,11 @@ mod buffer;
 mod device_pool;
 mod host;
 mod managed;
+mod pending;
 mod pinned;
 
 pub(crate) use buffer::raw_copy;
+pub(crate) use pending::{mark, PendingWork};
 pub use buffer::Buffer;
 pub use device_pool::{DeviceMemoryResource, DevicePoolOptions};
 pub use host::HostMemoryResource;
@@ -70,11 +72,11 @@ pub(crate) fn free_after_stream(
     call: &'static str,
     device: &crate::device::Device,
     stream: &CudaStream,
-    free: impl FnOnce() -> cudarc::driver::sys::CUresult,
+    free: impl FnOnce() -> crate::driver::types::CUresult,
 ) -> Result<()> {
     stream
         .synchronize()
         .map_err(crate::error::driver(op, "cuStreamSynchronize"))?;
     device.bind(op)?;
-    crate::error::check(op, call, free())
+    crate::driver::check(op, call, free())
 }

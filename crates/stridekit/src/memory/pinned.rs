@@ -2,8 +2,9 @@
 
 use super::{free_after_stream, Buffer, Deallocate, MemoryKind, MemoryResource};
 use crate::device::Device;
-use crate::error::{check, Result};
-use cudarc::driver::{sys, CudaStream};
+use crate::driver::{check, memory as dmem};
+use crate::error::Result;
+use cudarc::driver::CudaStream;
 use std::sync::Arc;
 
 struct Pinned {
@@ -20,7 +21,7 @@ impl Deallocate for Pinned {
             stream,
             || {
                 // SAFETY: `ptr` came from cuMemHostAlloc and is freed once.
-                unsafe { sys::cuMemFreeHost(ptr as *mut std::ffi::c_void) }
+                unsafe { dmem::host_free(ptr as *mut std::ffi::c_void) }
             },
         )
     }
@@ -55,11 +56,8 @@ impl MemoryResource for PinnedMemoryResource {
         }
         self.inner.device.bind(OP)?;
         let mut p: *mut std::ffi::c_void = std::ptr::null_mut();
-        let flags = sys::CU_MEMHOSTALLOC_PORTABLE | sys::CU_MEMHOSTALLOC_DEVICEMAP;
-        // SAFETY: valid out-pointer; flags are documented values.
-        check(OP, "cuMemHostAlloc", unsafe {
-            sys::cuMemHostAlloc(&mut p, size, flags)
-        })?;
+        // SAFETY: the device's context is current (bound above).
+        check(OP, "cuMemHostAlloc", unsafe { dmem::host_alloc(&mut p, size) })?;
         Ok(Buffer::from_resource(
             p as u64,
             size,

@@ -3,18 +3,20 @@
 
 use super::options::{Im2colOptions, Im2colWideOptions, TensorMapDataType, TiledOptions};
 use super::validate::{encode, Encoding, Kind, Source};
-use crate::driver::{device_attribute, ensure_current_context, require_symbol};
-use crate::error::{check, invalid, Result};
-use crate::view::StridedMemoryView;
-use cudarc::driver::{sys, DeviceRepr, LaunchArgs, PushKernelArg};
+use crate::driver::tensor_map::{self as tm, EncodeArrays, EncodeCommon, Im2colShape};
+use crate::driver::{check, require_symbol, types::CUtensorMap};
+use crate::error::{invalid, Result};
+use crate::runtime::Runtime;
+use crate::view::access::Access;
+use crate::view::{StridedMemoryView, StridedMemoryViewBase};
+use cudarc::driver::{DeviceRepr, LaunchArgs, PushKernelArg};
 use std::marker::PhantomData;
-use std::sync::OnceLock;
 use stridekit_layout::StridedLayout;
 
 /// The 128-byte, 64-byte aligned driver object, passed to kernels by value.
 #[derive(Clone, Copy)]
 #[repr(transparent)]
-struct RawTensorMap(sys::CUtensorMap);
+struct RawTensorMap(CUtensorMap);
 
 // SAFETY: a plain 128-byte C struct (`CUtensorMap`, align >= 64) that kernels take by
 // value as `const __grid_constant__ CUtensorMap`.
@@ -25,7 +27,8 @@ unsafe impl DeviceRepr for RawTensorMap {}
 /// Built from a device-accessible [`StridedMemoryView`] whose shape, box and strides are
 /// given in the view's (row-major) order; stridekit reverses them for the driver and
 /// checks every rule of the driver's encode call first, naming the value and the rule.
-/// The descriptor borrows the view's memory for `'a`, knows its device, and is a kernel
+/// The descriptor borrows the view it was built from for `'a` (and so the view's memory,
+/// whether the view borrows it or owns it), knows its device, and is a kernel
 /// argument: push it into cudarc's launch builder and declare the parameter as
 /// `const __grid_constant__ CUtensorMap`.
 ///
@@ -67,26 +70,6 @@ impl std::fmt::Debug for TensorMapDescriptor<'_> {
     }
 }
 
-/// Compute capability of a device ordinal, read once per process and device.
-fn compute_capability(op: &'static str, ordinal: usize) -> Result<(i32, i32)> {
-    use std::collections::HashMap;
-    use std::sync::Mutex;
-    use sys::CUdevice_attribute as A;
-    static CACHE: OnceLock<Mutex<HashMap<usize, (i32, i32)>>> = OnceLock::new();
-    let cache = CACHE.get_or_init(|| Mutex::new(HashMap::new()));
-    if let Some(cc) = cache.lock().ok().and_then(|c| c.get(&ordinal).copied()) {
-        return Ok(cc);
-    }
-    let cc = (
-        device_attribute(op, ordinal, A::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR)?,
-        device_attribute(op, ordinal, A::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR)?,
-    );
-    if let Ok(mut c) = cache.lock() {
-        c.insert(ordinal, cc);
-    }
-    Ok(cc)
-}
-
 /// The device of a view that TMA can read, or why not.
 fn device_of(op: &'static str, view: &StridedMemoryView<'_>) -> Result<usize> {
     if !view.is_device_accessible() {
@@ -111,10 +94,11 @@ fn device_of(op: &'static str, view: &StridedMemoryView<'_>) -> Result<usize> {
 }
 
 impl<'a> TensorMapDescriptor<'a> {
-    fn build(view: &StridedMemoryView<'a>, kind: Kind<'_>) -> Result<Self> {
+    /// The descriptor of `view`, for a lifetime the public constructors tie to a borrow.
+    fn build<'x>(view: &StridedMemoryView<'_>, kind: Kind<'_>) -> Result<TensorMapDescriptor<'x>> {
         let op = kind.op();
         let device = device_of(op, view)?;
-        let cc = compute_capability(op, device)?;
+        let cc = Runtime::get(op, device)?.compute_capability(op)?;
         let encoding = encode(
             Source {
                 layout: view.layout(),
@@ -135,24 +119,27 @@ impl<'a> TensorMapDescriptor<'a> {
     }
 
     /// A tiled tensor map (rank 1 to 5): each load moves one box of `options.box_dim`.
-    pub fn tiled(view: &StridedMemoryView<'a>, options: &TiledOptions) -> Result<Self> {
+    pub fn tiled(view: &'a StridedMemoryView<'_>, options: &TiledOptions) -> Result<Self> {
         Self::build(view, Kind::Tiled(options))
     }
 
     /// An im2col tensor map over an N(D)(H)WC view (rank 3 to 5).
-    pub fn im2col(view: &StridedMemoryView<'a>, options: &Im2colOptions) -> Result<Self> {
+    pub fn im2col(view: &'a StridedMemoryView<'_>, options: &Im2colOptions) -> Result<Self> {
         Self::build(view, Kind::Im2col(options))
     }
 
     /// An im2col-wide tensor map (compute capability 10.0+ and a CUDA 12.8+ driver);
     /// elsewhere it answers [`Error::Unsupported`].
-    pub fn im2col_wide(view: &StridedMemoryView<'a>, options: &Im2colWideOptions) -> Result<Self> {
+    pub fn im2col_wide(
+        view: &'a StridedMemoryView<'_>,
+        options: &Im2colWideOptions,
+    ) -> Result<Self> {
         Self::build(view, Kind::Im2colWide(options))
     }
 
     /// Re-points the descriptor at `view`, which must have the same shape, strides and
     /// itemsize, live on the same device, and meet the same alignment rules.
-    pub fn replace_address(&mut self, view: &StridedMemoryView<'a>) -> Result<()> {
+    pub fn replace_address(&mut self, view: &'a StridedMemoryView<'_>) -> Result<()> {
         const OP: &str = "TensorMapDescriptor::replace_address";
         let device = device_of(OP, view)?;
         if device != self.device {
@@ -204,7 +191,7 @@ impl<'a> TensorMapDescriptor<'a> {
             // SAFETY: `raw` is a tensor map the driver encoded; the address is aligned and
             // points at memory with the descriptor's shape and strides (checked above).
             check(OP, "cuTensorMapReplaceAddress", unsafe {
-                sys::cuTensorMapReplaceAddress(raw, address as *mut std::ffi::c_void)
+                tm::replace_address(raw, address)
             })
         })?;
         self.encoding.address = address;
@@ -241,8 +228,24 @@ impl<'a> TensorMapDescriptor<'a> {
     }
 
     /// The 128 bytes of the driver's `CUtensorMap`.
-    pub fn as_raw(&self) -> &sys::CUtensorMap {
+    pub fn as_raw(&self) -> &CUtensorMap {
         &self.raw.0
+    }
+
+    /// The same descriptor with its borrow of the view's memory dropped: for fronts that
+    /// keep the memory alive by other means (a Python object, a C handle).
+    ///
+    /// # Safety
+    /// The memory the descriptor points at must stay allocated, and not be reused, for as
+    /// long as any kernel can use the returned descriptor.
+    pub unsafe fn detach(self) -> TensorMapDescriptor<'static> {
+        TensorMapDescriptor {
+            raw: self.raw,
+            device: self.device,
+            encoding: self.encoding,
+            layout: self.layout,
+            _memory: PhantomData,
+        }
     }
 }
 
@@ -254,83 +257,57 @@ fn with_context<T>(
     device: usize,
     mut call: impl FnMut() -> Result<T>,
 ) -> Result<T> {
-    ensure_current_context(op, device)?;
+    Runtime::get(op, device)?.bind_if_none(op)?;
     call()
 }
 
 fn encode_with_driver(e: &Encoding, kind: Kind<'_>) -> Result<RawTensorMap> {
     let op = kind.op();
-    let mut map = sys::CUtensorMap { opaque: [0; 16] };
+    let mut map = CUtensorMap { opaque: [0; 16] };
     let c = &e.common;
-    let addr = e.address as *mut std::ffi::c_void;
-    let rank = e.rank as u32;
+    let rank = e.rank;
+    let common = EncodeCommon {
+        data_type: e.data_type.to_cu(),
+        rank: rank as u32,
+        address: e.address,
+        interleave: c.interleave.to_cu(),
+        swizzle: c.swizzle.to_cu(),
+        l2_promotion: c.l2_promotion.to_cu(),
+        oob_fill: c.oob_fill.to_cu(),
+    };
+    let arrays = EncodeArrays {
+        global_dim: &e.global_dim[..rank],
+        global_strides: &e.global_strides[..rank.saturating_sub(1)],
+        element_strides: &e.element_strides[..rank],
+    };
+    let shape = Im2colShape {
+        lower_corner: &e.lower_corner,
+        upper_corner: &e.upper_corner,
+        channels_per_pixel: e.channels_per_pixel,
+        pixels_per_column: e.pixels_per_column,
+    };
     match kind {
         Kind::Tiled(_) => {
             require_symbol(op, "cuTensorMapEncodeTiled")?;
-            // SAFETY: the entry point exists; every array holds at least `rank` (or
-            // rank - 1) entries; all values were validated against the documented rules.
+            // SAFETY: the entry point exists; the arrays hold `rank` (strides rank - 1)
+            // entries; every value was validated against the documented rules; a context
+            // is current (with_context).
             check(op, "cuTensorMapEncodeTiled", unsafe {
-                sys::cuTensorMapEncodeTiled(
-                    &mut map,
-                    e.data_type.to_cu(),
-                    rank,
-                    addr,
-                    e.global_dim.as_ptr(),
-                    e.global_strides.as_ptr(),
-                    e.box_dim.as_ptr(),
-                    e.element_strides.as_ptr(),
-                    c.interleave.to_cu(),
-                    c.swizzle.to_cu(),
-                    c.l2_promotion.to_cu(),
-                    c.oob_fill.to_cu(),
-                )
+                tm::encode_tiled(&mut map, &common, arrays, &e.box_dim[..rank])
             })?;
         }
         Kind::Im2col(_) => {
             require_symbol(op, "cuTensorMapEncodeIm2col")?;
             // SAFETY: as above; the corner arrays hold 3 entries (rank - 2 used).
             check(op, "cuTensorMapEncodeIm2col", unsafe {
-                sys::cuTensorMapEncodeIm2col(
-                    &mut map,
-                    e.data_type.to_cu(),
-                    rank,
-                    addr,
-                    e.global_dim.as_ptr(),
-                    e.global_strides.as_ptr(),
-                    e.lower_corner.as_ptr(),
-                    e.upper_corner.as_ptr(),
-                    e.channels_per_pixel,
-                    e.pixels_per_column,
-                    e.element_strides.as_ptr(),
-                    c.interleave.to_cu(),
-                    c.swizzle.to_cu(),
-                    c.l2_promotion.to_cu(),
-                    c.oob_fill.to_cu(),
-                )
+                tm::encode_im2col(&mut map, &common, arrays, shape)
             })?;
         }
         Kind::Im2colWide(_) => {
             require_symbol(op, "cuTensorMapEncodeIm2colWide")?;
             // SAFETY: as above.
             check(op, "cuTensorMapEncodeIm2colWide", unsafe {
-                sys::cuTensorMapEncodeIm2colWide(
-                    &mut map,
-                    e.data_type.to_cu(),
-                    rank,
-                    addr,
-                    e.global_dim.as_ptr(),
-                    e.global_strides.as_ptr(),
-                    e.lower_corner[0],
-                    e.upper_corner[0],
-                    e.channels_per_pixel,
-                    e.pixels_per_column,
-                    e.element_strides.as_ptr(),
-                    c.interleave.to_cu(),
-                    e.wide_mode.to_cu(),
-                    c.swizzle.to_cu(),
-                    c.l2_promotion.to_cu(),
-                    c.oob_fill.to_cu(),
-                )
+                tm::encode_im2col_wide(&mut map, &common, arrays, shape, e.wide_mode.to_cu())
             })?;
         }
     }
@@ -347,10 +324,11 @@ unsafe impl<'a, 'b: 'a, 'c> PushKernelArg<&'b TensorMapDescriptor<'c>> for Launc
     }
 }
 
-impl<'a> StridedMemoryView<'a> {
+impl<A: Access> StridedMemoryViewBase<'_, A> {
     /// A tiled TMA descriptor of this view: the short path to
-    /// [`TensorMapDescriptor::tiled`].
-    pub fn as_tensor_map(&self, options: &TiledOptions) -> Result<TensorMapDescriptor<'a>> {
-        TensorMapDescriptor::tiled(self, options)
+    /// [`TensorMapDescriptor::tiled`]. It borrows the view, so it cannot outlive the
+    /// memory (a kernel that writes through it needs a writable view's borrow to last).
+    pub fn as_tensor_map(&self, options: &TiledOptions) -> Result<TensorMapDescriptor<'_>> {
+        TensorMapDescriptor::build(&self.as_view(), Kind::Tiled(options))
     }
 }

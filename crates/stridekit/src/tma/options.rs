@@ -2,7 +2,7 @@
 //! fill, and the per-kind options with their builders.
 
 use crate::dtype::DType;
-use cudarc::driver::sys;
+use crate::driver::types;
 
 /// The element type TMA moves. Inferred from the view's dtype unless given; an explicit
 /// type must have the view's itemsize.
@@ -65,8 +65,8 @@ impl TensorMapDataType {
         })
     }
 
-    pub(crate) fn to_cu(self) -> sys::CUtensorMapDataType {
-        use sys::CUtensorMapDataType as T;
+    pub(crate) fn to_cu(self) -> types::CUtensorMapDataType {
+        use types::CUtensorMapDataType as T;
         use TensorMapDataType::*;
         match self {
             U8 => T::CU_TENSOR_MAP_DATA_TYPE_UINT8,
@@ -99,8 +99,8 @@ pub enum Interleave {
 }
 
 impl Interleave {
-    pub(crate) fn to_cu(self) -> sys::CUtensorMapInterleave {
-        use sys::CUtensorMapInterleave as T;
+    pub(crate) fn to_cu(self) -> types::CUtensorMapInterleave {
+        use types::CUtensorMapInterleave as T;
         match self {
             Interleave::None => T::CU_TENSOR_MAP_INTERLEAVE_NONE,
             Interleave::B16 => T::CU_TENSOR_MAP_INTERLEAVE_16B,
@@ -134,8 +134,8 @@ impl Swizzle {
         }
     }
 
-    pub(crate) fn to_cu(self) -> sys::CUtensorMapSwizzle {
-        use sys::CUtensorMapSwizzle as T;
+    pub(crate) fn to_cu(self) -> types::CUtensorMapSwizzle {
+        use types::CUtensorMapSwizzle as T;
         match self {
             Swizzle::None => T::CU_TENSOR_MAP_SWIZZLE_NONE,
             Swizzle::B32 => T::CU_TENSOR_MAP_SWIZZLE_32B,
@@ -160,8 +160,8 @@ pub enum L2Promotion {
 }
 
 impl L2Promotion {
-    pub(crate) fn to_cu(self) -> sys::CUtensorMapL2promotion {
-        use sys::CUtensorMapL2promotion as T;
+    pub(crate) fn to_cu(self) -> types::CUtensorMapL2promotion {
+        use types::CUtensorMapL2promotion as T;
         match self {
             L2Promotion::None => T::CU_TENSOR_MAP_L2_PROMOTION_NONE,
             L2Promotion::B64 => T::CU_TENSOR_MAP_L2_PROMOTION_L2_64B,
@@ -182,8 +182,8 @@ pub enum OobFill {
 }
 
 impl OobFill {
-    pub(crate) fn to_cu(self) -> sys::CUtensorMapFloatOOBfill {
-        use sys::CUtensorMapFloatOOBfill as T;
+    pub(crate) fn to_cu(self) -> types::CUtensorMapFloatOOBfill {
+        use types::CUtensorMapFloatOOBfill as T;
         match self {
             OobFill::Zero => T::CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE,
             OobFill::Nan => T::CU_TENSOR_MAP_FLOAT_OOB_FILL_NAN_REQUEST_ZERO_FMA,
@@ -202,8 +202,8 @@ pub enum Im2colWideMode {
 }
 
 impl Im2colWideMode {
-    pub(crate) fn to_cu(self) -> sys::CUtensorMapIm2ColWideMode {
-        use sys::CUtensorMapIm2ColWideMode as T;
+    pub(crate) fn to_cu(self) -> types::CUtensorMapIm2ColWideMode {
+        use types::CUtensorMapIm2ColWideMode as T;
         match self {
             Im2colWideMode::W => T::CU_TENSOR_MAP_IM2COL_WIDE_MODE_W,
             Im2colWideMode::W128 => T::CU_TENSOR_MAP_IM2COL_WIDE_MODE_W128,

@@ -536,7 +536,7 @@ fn data_types_follow_the_view_dtype() {
 
 #[test]
 fn the_kernel_argument_is_128_bytes_64_aligned() {
-    use cudarc::driver::sys::CUtensorMap;
+    use crate::driver::types::CUtensorMap;
     assert_eq!(std::mem::size_of::<CUtensorMap>(), 128);
     assert!(std::mem::align_of::<CUtensorMap>() >= 64);
 }

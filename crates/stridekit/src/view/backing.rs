@@ -1,7 +1,6 @@
 //! What keeps a view's memory alive, and which stream orders its release.
 
-use crate::memory::Buffer;
-use cudarc::driver::CudaStream;
+use crate::memory::{Buffer, PendingWork};
 use std::any::Any;
 use std::marker::PhantomData;
 use std::sync::Arc;
@@ -18,17 +17,19 @@ pub(crate) enum Backing<'a> {
     Slice(PhantomData<&'a [u8]>),
     /// An imported DLPack tensor (its deleter runs when the last view goes).
     Dlpack(Arc<crate::dlpack::Imported>),
-    /// Memory the view owns, or whose owner it keeps alive (held, never read).
+    /// Host memory the view owns (a `Vec`; held, never read).
     Owned(#[allow(dead_code)] Arc<dyn Any + Send + Sync>),
 }
 
 impl Backing<'_> {
-    /// The stream that orders the release of the backing buffer, if any.
-    pub(crate) fn release_stream(&self) -> Option<&Arc<CudaStream>> {
+    /// The record of GPU work queued on the memory, where the memory has one (host
+    /// slices and vectors have none: no GPU work runs on them asynchronously).
+    pub(crate) fn pending(&self) -> Option<&PendingWork> {
         match self {
-            Backing::Buffer(b) => b.stream(),
-            Backing::SharedBuffer(b) => b.stream(),
-            _ => None,
+            Backing::Buffer(b) => Some(b.pending()),
+            Backing::SharedBuffer(b) => Some(b.pending()),
+            Backing::Dlpack(t) => Some(&t.pending),
+            Backing::Slice(_) | Backing::Owned(_) => None,
         }
     }
 

@@ -36,7 +36,6 @@ pub use dynamic::DynView;
 use crate::dtype::{DType, Element};
 use crate::error::{invalid, Result};
 use crate::memory::{Buffer, MemoryKind};
-use cudarc::driver::CudaStream;
 use std::any::Any;
 use std::fmt;
 use std::marker::PhantomData;
@@ -340,9 +339,9 @@ impl<'a, A: Access> StridedMemoryViewBase<'a, A> {
         &self.backing
     }
 
-    /// The stream that orders the release of the backing buffer, if any.
-    pub(crate) fn release_stream(&self) -> Option<&Arc<CudaStream>> {
-        self.backing.release_stream()
+    /// The record of GPU work queued on the view's memory, if it has one.
+    pub(crate) fn pending(&self) -> Option<&crate::memory::PendingWork> {
+        self.backing.pending()
     }
 
     /// The byte range `[start, end)` the view's elements occupy (empty for an empty view).
@@ -382,8 +381,16 @@ impl<'a, A: Access> StridedMemoryViewBase<'a, A> {
         if out.is_empty() {
             return Ok(out);
         }
+        // Whatever stream a library copy into the memory ran on, the read waits for it;
+        // kernels of the caller's own on the device's context are waited for too.
+        if let Some(p) = self.pending() {
+            p.wait_host(OP)?;
+        }
         if self.kind != MemoryKind::Host {
-            crate::driver::synchronize_current(OP, self.device.unwrap_or(0))?;
+            let rt = crate::runtime::Runtime::get(OP, self.device.unwrap_or(0))?;
+            rt.context()
+                .synchronize()
+                .map_err(crate::error::driver(OP, "cuCtxSynchronize"))?;
         }
         let dense = StridedLayout::dense(self.layout.shape(), self.layout.itemsize(), Order::C)?;
         let plan = stridekit_layout::CopyPlan::new(&dense, &self.layout)?;
@@ -741,7 +748,7 @@ unsafe fn foreign<A: Access, O: Any + Send + Sync>(
             device,
             layout,
             dtype,
-            backing: Backing::Owned(Arc::new(buffer)),
+            backing: Backing::SharedBuffer(Arc::new(buffer)),
         },
     )
 }

@@ -16,9 +16,9 @@ mod transpose;
 
 use crate::error::{driver, Error, Result};
 use crate::memory::raw_copy;
+use crate::runtime::{FunctionKey, Runtime};
 use cudarc::driver::{CudaFunction, CudaStream};
-use std::collections::HashMap;
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::Arc;
 use stridekit_layout::{CopyPlan, CopyStep};
 
 /// Declarations every copy kernel shares; `Params` mirrors the Rust struct in `params.rs`.
@@ -35,12 +35,15 @@ enum Variant {
     Tiled { read: usize, write: usize },
 }
 
-/// (device, itemsize, kernel).
-type Key = (usize, usize, Variant);
-
-fn cache() -> &'static Mutex<HashMap<Key, CudaFunction>> {
-    static CACHE: OnceLock<Mutex<HashMap<Key, CudaFunction>>> = OnceLock::new();
-    CACHE.get_or_init(|| Mutex::new(HashMap::new()))
+impl Variant {
+    /// The runtime's key for this variant's kernel of `itemsize`-byte elements.
+    fn key(self, itemsize: usize) -> FunctionKey {
+        match self {
+            Variant::Generic { ndim, wide } => ("strided_copy", [itemsize, ndim, wide as usize, 0]),
+            Variant::Transpose { ndim, word } => ("tiled_transpose", [itemsize, ndim, word, 0]),
+            Variant::Tiled { read, write } => ("tile_copy", [itemsize, read, write, 0]),
+        }
+    }
 }
 
 /// The CUDA type of a word of `bytes` bytes.
@@ -64,11 +67,19 @@ fn unroll(itemsize: usize) -> usize {
 /// The kernel for (device, itemsize, variant), compiled on first use.
 fn function(stream: &Arc<CudaStream>, itemsize: usize, variant: Variant) -> Result<CudaFunction> {
     const OP: &str = "strided copy kernel";
+    Runtime::of_stream(OP, stream)?.function(OP, variant.key(itemsize), || {
+        compile_function(stream, itemsize, variant)
+    })
+}
+
+/// Compiles (or loads from the disk cache) the kernel of `(itemsize, variant)`.
+fn compile_function(
+    stream: &Arc<CudaStream>,
+    itemsize: usize,
+    variant: Variant,
+) -> Result<CudaFunction> {
+    const OP: &str = "strided copy kernel";
     let ctx = stream.context();
-    let key = (ctx.ordinal(), itemsize, variant);
-    if let Some(f) = cache().lock().map_err(|_| poisoned())?.get(&key) {
-        return Ok(f.clone());
-    }
     let unsupported = |what: usize| Error::Unsupported {
         op: OP,
         reason: format!("itemsize {what}; the kernel moves 1, 2, 4, 8 or 16-byte elements"),
@@ -111,38 +122,15 @@ fn function(stream: &Arc<CudaStream>, itemsize: usize, variant: Variant) -> Resu
     };
     let src = format!("#define ELEM {elem}\n{defs}{PRELUDE}{body}");
     let module = crate::nvrtc::compile(OP, ctx, &format!("stridekit_{name}_{itemsize}"), &src)?;
-    let f = module
+    module
         .load_function(name)
-        .map_err(driver(OP, "cuModuleGetFunction"))?;
-    cache()
-        .lock()
-        .map_err(|_| poisoned())?
-        .insert(key, f.clone());
-    Ok(f)
-}
-
-fn poisoned() -> Error {
-    Error::Invalid {
-        op: "strided copy kernel",
-        rule: "the kernel cache lock was poisoned by a panic in another thread".into(),
-    }
+        .map_err(driver(OP, "cuModuleGetFunction"))
 }
 
 /// SMs of the stream's device, asked once per device.
 fn sm_count(stream: &Arc<CudaStream>) -> Result<u64> {
-    static SMS: OnceLock<Mutex<HashMap<usize, u64>>> = OnceLock::new();
-    let ctx = stream.context();
-    let map = SMS.get_or_init(|| Mutex::new(HashMap::new()));
-    if let Some(&n) = map.lock().map_err(|_| poisoned())?.get(&ctx.ordinal()) {
-        return Ok(n);
-    }
-    let n = ctx
-        .attribute(
-            cudarc::driver::sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT,
-        )
-        .map_err(driver("strided copy kernel", "cuDeviceGetAttribute"))? as u64;
-    map.lock().map_err(|_| poisoned())?.insert(ctx.ordinal(), n);
-    Ok(n)
+    const OP: &str = "strided copy kernel";
+    Runtime::of_stream(OP, stream)?.sm_count(OP)
 }
 
 /// Blocks of 256 threads of `f` (the kernel of `(itemsize, variant)`) that fit on one
@@ -155,22 +143,12 @@ fn resident_blocks(
     variant: Variant,
     shared: usize,
 ) -> Result<u64> {
-    type OccKey = (usize, usize, Variant, usize);
-    static OCC: OnceLock<Mutex<HashMap<OccKey, u64>>> = OnceLock::new();
-    let key = (stream.context().ordinal(), itemsize, variant, shared);
-    let map = OCC.get_or_init(|| Mutex::new(HashMap::new()));
-    if let Some(&n) = map.lock().map_err(|_| poisoned())?.get(&key) {
-        return Ok(n);
-    }
-    let n = f
-        .occupancy_max_active_blocks_per_multiprocessor(256, shared, None)
-        .map_err(driver(
-            "strided copy kernel",
-            "cuOccupancyMaxActiveBlocksPerMultiprocessor",
-        ))?
-        .max(1) as u64;
-    map.lock().map_err(|_| poisoned())?.insert(key, n);
-    Ok(n)
+    const OP: &str = "strided copy kernel";
+    Runtime::of_stream(OP, stream)?.occupancy(OP, variant.key(itemsize), shared, || {
+        Ok(f.occupancy_max_active_blocks_per_multiprocessor(256, shared, None)
+            .map_err(driver(OP, "cuOccupancyMaxActiveBlocksPerMultiprocessor"))?
+            .max(1) as u64)
+    })
 }
 
 /// Runs the copy of `plan` from `src` to `dst` (device-accessible addresses of offset 0)

@@ -1,8 +1,30 @@
-//! Finding the CUDA driver, and entry points that older drivers may lack.
+//! The driver layer: the only module that calls `cudarc::driver::sys`.
+//!
+//! Each entry point stridekit needs has one `unsafe fn` here, grouped by area, with its
+//! contract in a `# Safety` section (as cudarc's `result` module does); code above this
+//! module is safe code over these calls and cudarc's safe types. This file finds the
+//! driver, looks up entry points that older drivers may lack, and converts statuses.
 
-use crate::error::{check, Error, Result};
+pub(crate) mod context;
+pub(crate) mod managed;
+pub(crate) mod memory;
+pub(crate) mod pointer;
+pub(crate) mod stream;
+pub(crate) mod tensor_map;
+
+use crate::error::{Error, Result};
 use cudarc::driver::sys;
 use std::sync::OnceLock;
+
+/// The driver's types that code above this layer names (values, not calls).
+pub(crate) mod types {
+    pub use cudarc::driver::sys::{
+        CUcontext, CUdevice_attribute, CUmemLocation, CUmemLocationType, CUmem_advise,
+        CUmem_range_attribute, CUmemoryPool, CUresult, CUstream, CUtensorMap,
+        CUtensorMapDataType, CUtensorMapFloatOOBfill, CUtensorMapIm2ColWideMode,
+        CUtensorMapInterleave, CUtensorMapL2promotion, CUtensorMapSwizzle,
+    };
+}
 
 /// Whether the driver library loads and initialises. Asked once per process.
 fn driver_state() -> Result<(), &'static str> {
@@ -80,6 +102,12 @@ pub(crate) fn has_symbol(symbol: &'static str) -> bool {
     present
 }
 
+/// Whether the NVRTC library loads (kernels are compiled at run time).
+pub(crate) fn nvrtc_present() -> bool {
+    // SAFETY: only tries to dlopen the NVRTC library; no NVRTC function is called.
+    unsafe { cudarc::nvrtc::sys::is_culib_present() }
+}
+
 /// Fails with [`Error::Unsupported`] when the driver lacks `symbol`.
 pub(crate) fn require_symbol(op: &'static str, symbol: &'static str) -> Result<()> {
     ensure(op)?;
@@ -94,71 +122,23 @@ pub(crate) fn require_symbol(op: &'static str, symbol: &'static str) -> Result<(
     }
 }
 
-/// Makes sure the calling thread has a current context, binding `ordinal`'s primary
-/// context if it has none. Some driver calls (managed-memory advice among them) fail with
-/// CUDA_ERROR_INVALID_CONTEXT on a thread that never touched CUDA. The primary context is
-/// retained for the rest of the process, as the CUDA runtime does, so that it cannot be
-/// destroyed while it is current somewhere.
-pub(crate) fn ensure_current_context(op: &'static str, ordinal: usize) -> Result<()> {
-    use cudarc::driver::CudaContext;
-    use std::collections::HashMap;
-    use std::sync::{Arc, Mutex};
+/// Whether the calling thread has a current context.
+pub(crate) fn has_current_context(op: &'static str) -> Result<bool> {
     ensure(op)?;
     let mut cur: sys::CUcontext = std::ptr::null_mut();
-    // SAFETY: the driver is loaded; valid out-pointer.
+    // SAFETY: the driver is loaded (ensure).
     check(op, "cuCtxGetCurrent", unsafe {
-        sys::cuCtxGetCurrent(&mut cur)
+        context::get_current(&mut cur)
     })?;
-    if !cur.is_null() {
-        return Ok(());
-    }
-    static PRIMARY: OnceLock<Mutex<HashMap<usize, Arc<CudaContext>>>> = OnceLock::new();
-    let map = PRIMARY.get_or_init(|| Mutex::new(HashMap::new()));
-    let ctx = {
-        let mut m = map.lock().map_err(|_| Error::Invalid {
-            op,
-            rule: "the primary-context cache lock was poisoned by a panic in another thread".into(),
-        })?;
-        match m.get(&ordinal) {
-            Some(c) => c.clone(),
-            None => {
-                let c = CudaContext::new(ordinal)
-                    .map_err(crate::error::driver(op, "cuDevicePrimaryCtxRetain"))?;
-                m.insert(ordinal, c.clone());
-                c
-            }
-        }
-    };
-    ctx.bind_to_thread()
-        .map_err(crate::error::driver(op, "cuCtxSetCurrent"))
+    Ok(!cur.is_null())
 }
 
-/// Waits for all work of the calling thread's current context (binding `ordinal`'s
-/// primary context when the thread has none): orders a host read of pinned or managed
-/// memory after the GPU work that may write it.
-pub(crate) fn synchronize_current(op: &'static str, ordinal: usize) -> Result<()> {
-    ensure_current_context(op, ordinal)?;
-    // SAFETY: a context is current on this thread (ensured above).
-    check(op, "cuCtxSynchronize", unsafe { sys::cuCtxSynchronize() })
-}
-
-/// Attribute `attr` of device `ordinal`, asked by ordinal (no context needed).
-pub(crate) fn device_attribute(
-    op: &'static str,
-    ordinal: usize,
-    attr: sys::CUdevice_attribute,
-) -> Result<i32> {
+/// How many devices the driver reports.
+pub(crate) fn device_count(op: &'static str) -> Result<usize> {
     ensure(op)?;
-    let (mut dev, mut v) = (0, 0);
-    // SAFETY: the driver is loaded; valid out-pointer.
-    check(op, "cuDeviceGet", unsafe {
-        sys::cuDeviceGet(&mut dev, ordinal as i32)
-    })?;
-    // SAFETY: valid out-pointer and device handle.
-    check(op, "cuDeviceGetAttribute", unsafe {
-        sys::cuDeviceGetAttribute(&mut v, attr, dev)
-    })?;
-    Ok(v)
+    let n = cudarc::driver::CudaContext::device_count()
+        .map_err(crate::error::driver(op, "cuDeviceGetCount"))?;
+    Ok(n.max(0) as usize)
 }
 
 /// Makes the context of `stream` current on the calling thread, as stream calls need.
@@ -167,6 +147,64 @@ pub(crate) fn bind_stream(op: &'static str, stream: &cudarc::driver::CudaStream)
         .context()
         .bind_to_thread()
         .map_err(crate::error::driver(op, "cuCtxSetCurrent"))
+}
+
+/// Converts a raw driver status into a `Result`, naming the operation and the call.
+pub(crate) fn check(op: &'static str, call: &'static str, status: sys::CUresult) -> Result<()> {
+    status
+        .result()
+        .map_err(|source| Error::Driver { op, call, source })
+}
+
+/// A block of page-locked host memory that frees itself (after binding its context).
+pub(crate) struct PinnedBlock {
+    ptr: u64,
+    size: usize,
+    ctx: std::sync::Arc<cudarc::driver::CudaContext>,
+}
+
+impl PinnedBlock {
+    /// Allocates `size` bytes in `ctx` (made current on the calling thread).
+    pub(crate) fn new(
+        op: &'static str,
+        ctx: &std::sync::Arc<cudarc::driver::CudaContext>,
+        size: usize,
+    ) -> Result<PinnedBlock> {
+        ensure(op)?;
+        ctx.bind_to_thread()
+            .map_err(crate::error::driver(op, "cuCtxSetCurrent"))?;
+        let mut p: *mut std::ffi::c_void = std::ptr::null_mut();
+        // SAFETY: `ctx` is current (bound above); valid out-pointer.
+        check(op, "cuMemHostAlloc", unsafe { memory::host_alloc(&mut p, size) })?;
+        Ok(PinnedBlock {
+            ptr: p as u64,
+            size,
+            ctx: ctx.clone(),
+        })
+    }
+
+    /// The host address.
+    pub(crate) fn ptr(&self) -> u64 {
+        self.ptr
+    }
+
+    /// Bytes.
+    pub(crate) fn size(&self) -> usize {
+        self.size
+    }
+}
+
+impl Drop for PinnedBlock {
+    fn drop(&mut self) {
+        if self.ctx.bind_to_thread().is_ok() {
+            // SAFETY: allocated by `new`, freed once; its owner synchronized every stream
+            // that used it before giving it up.
+            let status = unsafe { memory::host_free(self.ptr as *mut std::ffi::c_void) };
+            if status != sys::CUresult::CUDA_SUCCESS {
+                crate::error::report_drop_failure("free a pinned staging block", &format!("{status:?}"));
+            }
+        }
+    }
 }
 
 #[cfg(test)]

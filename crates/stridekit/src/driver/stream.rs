@@ -1,0 +1,23 @@
+//! Streams and events given as raw handles (the edge where foreign streams come in).
+
+use cudarc::driver::sys;
+
+/// The context that owns `stream`.
+///
+/// # Safety
+/// `stream` is a live stream handle. The driver does not validate handles: a forged or
+/// destroyed one is dereferenced (driver 580 ends the process with SIGSEGV; see
+/// `tools/probe/stream_probe.c`).
+pub(crate) unsafe fn context_of(stream: sys::CUstream, out: &mut sys::CUcontext) -> sys::CUresult {
+    // SAFETY: the caller's promise; valid out-pointer.
+    unsafe { sys::cuStreamGetCtx(stream, out) }
+}
+
+/// The device of the current context.
+///
+/// # Safety
+/// A context is current on the calling thread.
+pub(crate) unsafe fn current_device(out: &mut sys::CUdevice) -> sys::CUresult {
+    // SAFETY: the caller's promise; valid out-pointer.
+    unsafe { sys::cuCtxGetDevice(out) }
+}
