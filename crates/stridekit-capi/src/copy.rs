@@ -3,15 +3,17 @@
 use crate::handle::lookup;
 use crate::status::{fail, guard, non_null, sk_status};
 use crate::view::sk_view;
-use stridekit::dlpack::{ExchangeStream, StreamRef};
+use stridekit::StreamValue;
 use stridekit::view::DynView;
 use stridekit::CopyOptions;
 
 /// Copies `src` into `dst` element by element (any layouts, any memory kinds).
 ///
-/// `stream` is a `CUstream`: 0 (NULL) is the legacy default stream, 2 the per-thread
-/// default stream. The copy is ordered after the work already queued on `stream`, and
-/// work queued on `stream` afterwards is ordered after the copy. `blocking`: 1 waits
+/// `stream` follows stridekit's one rule for stream values: `CU_STREAM_LEGACY` (1) is
+/// the legacy default stream, `CU_STREAM_PER_THREAD` (2) the per-thread default stream,
+/// `(uintptr_t)-1` no ordering (the copy runs on stridekit's own stream and is waited
+/// for), any other value a live `CUstream`; 0 (NULL) is refused as ambiguous. The copy
+/// runs on `stream`, after the work already queued there. `blocking`: 1 waits
 /// for the copy, 0 does not, -1 takes the default (copies that touch host memory wait,
 /// device-to-device copies do not). Copies between pageable host views run on the CPU
 /// and need no driver.
@@ -64,18 +66,14 @@ pub unsafe extern "C" fn sk_view_copy(
                 format!("{OP}: `dst` is a read-only view"),
             ));
         };
-        let stream = ExchangeStream::Stream(match stream {
-            0 | 1 => StreamRef::LegacyDefault,
-            2 => StreamRef::PerThreadDefault,
-            h => StreamRef::Handle(h),
-        });
+        let stream = StreamValue::decode(stream as isize as i64)?;
         let opts = CopyOptions {
             blocking,
             allocator: None,
         };
         let from = s.held.as_view();
         // SAFETY: a non-default stream is a live handle (caller).
-        unsafe { out.copy_from_on_stream(&from, stream, &opts) }?;
+        unsafe { out.copy_from_stream_value(&from, stream, &opts) }?;
         Ok(())
     })
 }

@@ -5,7 +5,7 @@ use crate::stream;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use std::sync::Arc;
-use stridekit::dlpack::with_ordered_stream;
+use stridekit::stream::run_ordered;
 use stridekit::managed::{self, BatchLocations, Location, ManagedRange};
 use stridekit::{
     Buffer, Device, DeviceMemoryResource, ManagedMemoryResource, MemoryKind, MemoryResource,
@@ -197,10 +197,8 @@ impl PyMemoryResource {
         let s = stream::exchange(stream)?;
         let mr = self.as_dyn();
         let dev = self.device;
-        // SAFETY: stream handles from Python name live streams (the caller's promise, as
-        // in every CUDA binding).
         let b = py
-            .detach(|| unsafe { with_ordered_stream(s, dev, |own| mr.allocate(size, own)) })
+            .detach(|| run_ordered(&stream::order_of(s, dev)?, dev, |own| mr.allocate(size, own)))
             .py_err()?;
         Ok(PyBuffer { inner: Arc::new(b) })
     }
@@ -334,8 +332,7 @@ fn batched(
             .iter()
             .map(|b| ManagedRange::of(b))
             .collect::<Result<_, _>>()?;
-        // SAFETY: stream handles from Python name live streams.
-        unsafe { with_ordered_stream(s, device, |own| op(&ranges, own)) }
+        run_ordered(&stream::order_of(s, device)?, device, |own| op(&ranges, own))
     })
     .py_err()
 }

@@ -1,9 +1,10 @@
 //! Streams as Python gives them: None, an int handle, an object with `__cuda_stream__`,
 //! a `torch.cuda.Stream` (`cuda_stream`), a CuPy stream (`ptr`).
 
-use pyo3::exceptions::{PyTypeError, PyValueError};
+use crate::errors::IntoPy;
+use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
-use stridekit::dlpack::{ExchangeStream, StreamRef};
+use stridekit::{StreamOrder, StreamValue};
 
 /// The handle of a stream-like Python object; `None` when `obj` is None.
 pub(crate) fn handle(obj: Option<&Bound<'_, PyAny>>) -> PyResult<Option<i64>> {
@@ -34,23 +35,38 @@ pub(crate) fn handle(obj: Option<&Bound<'_, PyAny>>) -> PyResult<Option<i64>> {
     )))
 }
 
-/// A stream argument for ordering: None is the legacy default stream, -1 no
-/// synchronisation, 0 the legacy default stream (CUDA's NULL stream), 2 the per-thread one.
-pub(crate) fn exchange(obj: Option<&Bound<'_, PyAny>>) -> PyResult<ExchangeStream> {
+/// A stream argument for ordering, by stridekit's one rule ([`StreamValue::decode`]):
+/// None is the legacy default stream, -1 no ordering, 1 and 2 the default streams, 0
+/// refused, anything else a handle.
+pub(crate) fn exchange(obj: Option<&Bound<'_, PyAny>>) -> PyResult<StreamValue> {
     exchange_of(handle(obj)?)
 }
 
 /// [`exchange`] of a handle already read (None: the legacy default stream).
-pub(crate) fn exchange_of(handle: Option<i64>) -> PyResult<ExchangeStream> {
-    Ok(match handle {
-        None | Some(0) | Some(1) => ExchangeStream::Stream(StreamRef::LegacyDefault),
-        Some(-1) => ExchangeStream::NoSync,
-        Some(2) => ExchangeStream::Stream(StreamRef::PerThreadDefault),
-        Some(h) if h < 0 => {
-            return Err(PyValueError::new_err(format!(
-                "stream {h} is neither a handle nor -1 (no synchronisation)"
-            )))
-        }
-        Some(h) => ExchangeStream::Stream(StreamRef::Handle(h as usize)),
-    })
+pub(crate) fn exchange_of(handle: Option<i64>) -> PyResult<StreamValue> {
+    StreamValue::from_dlpack_arg(handle).py_err()
+}
+
+/// The stream a value names, for work on `device`. Handles from Python are trusted to
+/// name live streams, as every CUDA binding for Python trusts them (cuda.core included):
+/// the driver cannot check them (see `stridekit::stream`).
+pub(crate) fn order_of(value: StreamValue, device: usize) -> stridekit::Result<StreamOrder> {
+    // SAFETY: a handle passed from Python names a live stream (the caller's promise, as
+    // in every CUDA binding); values that cannot be handles are refused inside.
+    unsafe { value.resolve_handle(device) }
+}
+
+/// Orders the consumer's stream after the producer's work (nothing when either side
+/// asks for no ordering).
+pub(crate) fn order_after(
+    producer: StreamValue,
+    consumer: StreamValue,
+    device: usize,
+) -> stridekit::Result<()> {
+    if let (StreamOrder::On(p), StreamOrder::On(c)) =
+        (order_of(producer, device)?, order_of(consumer, device)?)
+    {
+        stridekit::stream::wait_for_producer(&p, &c)?;
+    }
+    Ok(())
 }

@@ -6,13 +6,17 @@ use pyo3::types::PyBytes;
 use stridekit::tma::{
     Interleave, L2Promotion, OobFill, Swizzle, TensorMapDescriptor, TiledOptions,
 };
+use stridekit::view::MemoryOwner;
 use stridekit::StridedMemoryView;
 
 /// A `CUtensorMap` (128 bytes): pass `bytes(desc)` by value to a kernel's
-/// `const __grid_constant__ CUtensorMap` parameter.
+/// `const __grid_constant__ CUtensorMap` parameter. The descriptor keeps the memory it
+/// describes alive (an owner of the view's memory), so it cannot point at freed memory.
 #[pyclass(name = "TensorMapDescriptor", module = "stridekit")]
 pub struct PyTensorMap {
     desc: TensorMapDescriptor<'static>,
+    /// Keeps the described memory alive as long as the descriptor.
+    _memory: MemoryOwner,
 }
 
 fn raw_bytes<'d>(d: &'d TensorMapDescriptor<'_>) -> &'d [u8] {
@@ -38,7 +42,12 @@ impl PyTensorMap {
     /// itemsize and device (and the alignment TMA needs).
     fn replace_address(&mut self, view: PyRef<'_, crate::view::PyView>) -> PyResult<()> {
         let alias = view.static_alias();
-        self.desc.replace_address(&alias).py_err()
+        let mut desc = self.desc.clone();
+        desc.replace_address(&alias).py_err()?;
+        // SAFETY: `_memory` keeps the new memory alive as long as the descriptor.
+        self.desc = unsafe { desc.detach() };
+        self._memory = alias.memory_owner();
+        Ok(())
     }
     fn __repr__(&self) -> String {
         format!(
@@ -67,5 +76,9 @@ pub(crate) fn tiled(
         o = o.element_strides(&es);
     }
     let desc = TensorMapDescriptor::tiled(view, &o).py_err()?;
-    Ok(PyTensorMap { desc })
+    // SAFETY: `_memory` keeps the described memory alive as long as the descriptor.
+    Ok(PyTensorMap {
+        desc: unsafe { desc.detach() },
+        _memory: view.memory_owner(),
+    })
 }

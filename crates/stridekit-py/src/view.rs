@@ -11,7 +11,8 @@ use pyo3::ffi;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyTuple};
 use std::ffi::{c_void, CStr};
-use stridekit::dlpack::{wait_for_producer, DlpackTensor, ExchangeStream, StreamRef};
+use stridekit::dlpack::DlpackTensor;
+use stridekit::StreamValue;
 use stridekit::view::DynView;
 use stridekit::{CopyOptions, MemoryKind, StridedLayout, StridedMemoryView, StridedMemoryViewMut};
 
@@ -173,12 +174,13 @@ fn exchange_view(
             if unsafe { current(dev.device_type, dev.device_id, &mut s) } != 0 {
                 return Err(PyErr::fetch(obj.py()));
             }
+            // The producer names its stream as CUDA does: NULL is the legacy default.
             let producer = match s as usize {
-                0 => ExchangeStream::Stream(StreamRef::LegacyDefault),
-                h => ExchangeStream::Stream(StreamRef::Handle(h)),
+                0 => StreamValue::LegacyDefault,
+                h => StreamValue::Handle(h),
             };
             let consumer = stream::exchange_of(stream_ptr)?;
-            wait_for_producer(producer, consumer, dev.device_id.max(0) as usize).py_err()?;
+            stream::order_after(producer, consumer, dev.device_id.max(0) as usize).py_err()?;
         }
     }
     let owner = obj.clone().unbind();
@@ -243,10 +245,10 @@ fn interface_view(
             Some(s) if !s.is_none() => Some(s.extract()?),
             _ => None,
         };
-        let producer = ExchangeStream::from_cuda_array_interface(producer).py_err()?;
+        let producer = StreamValue::from_cuda_array_interface(producer).py_err()?;
         let consumer = stream::exchange_of(stream_ptr)?;
         let dev = view.as_view().device_ordinal().unwrap_or(0);
-        wait_for_producer(producer, consumer, dev).py_err()?;
+        stream::order_after(producer, consumer, dev).py_err()?;
     }
     Ok(view)
 }
@@ -511,8 +513,9 @@ impl PyView {
                 blocking,
                 allocator: alloc,
             };
-            // SAFETY: stream handles from Python name live streams.
-            unsafe { dst.copy_from_on_stream(&from, s, &opts) }
+            // SAFETY: stream handles from Python name live streams (as in every CUDA
+            // binding; the driver cannot check them).
+            unsafe { dst.copy_from_stream_value(&from, s, &opts) }
         })
         .py_err()
     }

@@ -20,7 +20,7 @@ fn without_a_driver_gpu_entry_points_fail_cleanly() {
         matches!(
             e,
             Error::NoDriver {
-                op: "Device::count"
+                op: "Device::open"
             }
         ),
         "{e}"

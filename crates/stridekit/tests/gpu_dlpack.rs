@@ -7,7 +7,7 @@ use common::{filled, naive_copy, random_bytes};
 use dlpark::allocation::dynamic::Initialized;
 use dlpark::ffi::{DLDevice, DLDeviceType, DLManagedTensorVersioned};
 use stridekit::cudarc::driver::{LaunchConfig, PushKernelArg};
-use stridekit::dlpack::{wait_for_producer, ExchangeStream, StreamRef};
+use stridekit::stream::{wait_for_producer, StreamOrder, StreamValue};
 use stridekit::{
     DType, Device, DeviceMemoryResource, ManagedMemoryResource, MemoryKind, MemoryResource, Order,
     PinnedMemoryResource, StridedLayout, StridedMemoryView, StridedMemoryViewMut,
@@ -216,17 +216,16 @@ fn the_consumer_stream_sees_a_slow_producers_writes() {
         // SAFETY: (u32*, u64, u32, i64) matches the kernel; the buffer holds n u32.
         unsafe { l.launch(cfg) }.unwrap();
         // Round 0 orders with explicit handles, round 1 with the consumer on the legacy stream.
-        let consumer_ref = if round == 0 {
-            StreamRef::of(&consumer)
+        let value = if round == 0 {
+            StreamValue::Handle(consumer.cu_stream() as usize)
         } else {
-            StreamRef::LegacyDefault
+            StreamValue::LegacyDefault
         };
-        wait_for_producer(
-            ExchangeStream::Stream(StreamRef::of(&producer)),
-            ExchangeStream::Stream(consumer_ref),
-            0,
-        )
-        .unwrap();
+        // SAFETY: the handle is `consumer`'s, alive for the whole test.
+        let StreamOrder::On(consumer_side) = (unsafe { value.resolve_handle(0) }).unwrap() else {
+            panic!("a stream value resolved to no stream")
+        };
+        wait_for_producer(&producer, &consumer_side).unwrap();
         let mut out = vec![0u32; n];
         let on = if round == 0 {
             consumer.clone()

@@ -439,11 +439,8 @@ fn replace_address_points_at_a_second_tensor() {
         Some(DType::F16),
     )
     .unwrap();
-    let mut t2 = TensorMapDescriptor::tiled(
-        &StridedMemoryView::from_buffer(&ba, dense(&[47, 64], 2), Some(DType::F16)).unwrap(),
-        &TiledOptions::new(&boxd),
-    )
-    .unwrap();
+    let va47 = StridedMemoryView::from_buffer(&ba, dense(&[47, 64], 2), Some(DType::F16)).unwrap();
+    let mut t2 = TensorMapDescriptor::tiled(&va47, &TiledOptions::new(&boxd)).unwrap();
     let e = t2.replace_address(&shifted).unwrap_err();
     assert!(
         e.to_string().contains("6 bytes past a 16-byte boundary"),

@@ -50,7 +50,9 @@ static void fields_and_copies(void) {
     int64_t fstrides[2] = {1, 3};
     EXPECT(sk_view_from_ptr((uintptr_t)b, 2, shape, fstrides, 4, I32, false, &one, count_release, &dst), SK_OK);
     CHECK(!dst.readonly);
-    EXPECT(sk_view_copy(&dst, &src, 0, -1), SK_OK);
+    EXPECT(sk_view_copy(&dst, &src, (uintptr_t)-1, -1), SK_OK);
+    /* Stream 0 is ambiguous under the one rule for stream values: refused. */
+    EXPECT(sk_view_copy(&dst, &src, 0, -1), SK_ERR_INVALID);
     for (int i = 0; i < 3; i++)
         for (int j = 0; j < 4; j++) CHECK(b[i + 3 * j] == a[i * 4 + j]);
     bool c = false, f = false, any = false;
@@ -73,21 +75,21 @@ static void fields_and_copies(void) {
     EXPECT(sk_view_required_size(&rev, &size), SK_OK);
     CHECK(size == 48);
     EXPECT(sk_view_from_ptr((uintptr_t)r, 1, n12, NULL, 4, I32, false, NULL, NULL, &out), SK_OK);
-    EXPECT(sk_view_copy(&out, &rev, 0, 1), SK_OK);
+    EXPECT(sk_view_copy(&out, &rev, (uintptr_t)-1, 1), SK_OK);
     for (int i = 0; i < 12; i++) CHECK(r[i] == a[11 - i]);
     /* Writing into a read-only view; shapes that differ; copying a view onto itself. */
-    EXPECT(sk_view_copy(&src, &dst, 0, -1), SK_ERR_READ_ONLY);
-    EXPECT(sk_view_copy(&out, &src, 0, -1), SK_ERR_INVALID);
+    EXPECT(sk_view_copy(&src, &dst, (uintptr_t)-1, -1), SK_ERR_READ_ONLY);
+    EXPECT(sk_view_copy(&out, &src, (uintptr_t)-1, -1), SK_ERR_INVALID);
     CHECK(strstr(sk_last_error(), "differ") != NULL);
-    EXPECT(sk_view_copy(&out, &out, 0, -1), SK_OK);
-    EXPECT(sk_view_copy(&out, &rev, 0, 7), SK_ERR_INVALID);
+    EXPECT(sk_view_copy(&out, &out, (uintptr_t)-1, -1), SK_OK);
+    EXPECT(sk_view_copy(&out, &rev, (uintptr_t)-1, 7), SK_ERR_INVALID);
     /* Release: exactly once; callbacks run once per view. */
     released = 0;
     EXPECT(sk_view_release(&src), SK_OK);
     CHECK(src.owner == NULL && released == 1);
     EXPECT(sk_view_release(&src), SK_ERR_RELEASED);
     CHECK(released == 1);
-    EXPECT(sk_view_copy(&dst, &src, 0, -1), SK_ERR_RELEASED);
+    EXPECT(sk_view_copy(&dst, &src, (uintptr_t)-1, -1), SK_ERR_RELEASED);
     EXPECT(sk_view_release(&dst), SK_OK);
     CHECK(released == 2);
     EXPECT(sk_view_release(&rev), SK_OK);
@@ -157,7 +159,7 @@ static void dlpack_both_ways(void) {
     double out[6] = {0};
     int64_t shape[2] = {3, 2};
     EXPECT(sk_view_from_ptr((uintptr_t)out, 2, shape, NULL, 8, F64, false, NULL, NULL, &dst), SK_OK);
-    EXPECT(sk_view_copy(&dst, &in, 0, -1), SK_OK);
+    EXPECT(sk_view_copy(&dst, &in, (uintptr_t)-1, -1), SK_OK);
     for (int i = 0; i < 3; i++)
         for (int j = 0; j < 2; j++) CHECK(out[i * 2 + j] == 0.5 + i + 3 * j);
     /* Export the writable view, import it again, then release everything. */

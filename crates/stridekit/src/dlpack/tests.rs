@@ -1,6 +1,6 @@
 //! CPU tests of the DLPack exchange (host memory; no GPU needed).
 
-use crate::dlpack::{dtype_from_dlpack, DlpackTensor, ExchangeStream, StreamRef};
+use crate::dlpack::{dtype_from_dlpack, DlpackTensor};
 use crate::{
     DType, Error, MemoryKind, Order, StridedLayout, StridedMemoryView, StridedMemoryViewMut,
 };
@@ -459,42 +459,3 @@ fn ndarray_in_transposed_copy_ndarray_out() {
     assert_eq!(view, a.into_dyn());
 }
 
-#[test]
-fn protocol_stream_values_decode() {
-    use ExchangeStream::*;
-    assert_eq!(
-        ExchangeStream::from_dlpack_arg(None).unwrap(),
-        Stream(StreamRef::LegacyDefault)
-    );
-    assert_eq!(ExchangeStream::from_dlpack_arg(Some(-1)).unwrap(), NoSync);
-    assert_eq!(
-        ExchangeStream::from_dlpack_arg(Some(2)).unwrap(),
-        Stream(StreamRef::PerThreadDefault)
-    );
-    assert_eq!(
-        ExchangeStream::from_dlpack_arg(Some(0x7f00)).unwrap(),
-        Stream(StreamRef::Handle(0x7f00))
-    );
-    assert!(ExchangeStream::from_dlpack_arg(Some(0))
-        .unwrap_err()
-        .to_string()
-        .contains("stream 0 is ambiguous and DLPack disallows it"));
-    assert_eq!(
-        ExchangeStream::from_cuda_array_interface(None).unwrap(),
-        NoSync
-    );
-    assert_eq!(
-        ExchangeStream::from_cuda_array_interface(Some(1)).unwrap(),
-        Stream(StreamRef::LegacyDefault)
-    );
-    assert!(ExchangeStream::from_cuda_array_interface(Some(0)).is_err());
-    assert!(ExchangeStream::from_cuda_array_interface(Some(-5)).is_err());
-    // Nothing to order: no driver call is made.
-    crate::dlpack::wait_for_producer(NoSync, Stream(StreamRef::LegacyDefault), 0).unwrap();
-    crate::dlpack::wait_for_producer(
-        Stream(StreamRef::Handle(9)),
-        Stream(StreamRef::Handle(9)),
-        0,
-    )
-    .unwrap();
-}
