@@ -3,9 +3,9 @@
 use crate::handle::lookup;
 use crate::status::{fail, guard, non_null, sk_status};
 use crate::view::sk_view;
-use stridekit::StreamValue;
 use stridekit::view::DynView;
 use stridekit::CopyOptions;
+use stridekit::StreamValue;
 
 /// Copies `src` into `dst` element by element (any layouts, any memory kinds).
 ///

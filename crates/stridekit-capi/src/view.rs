@@ -155,10 +155,10 @@ pub unsafe extern "C" fn sk_view_from_ptr(
         if n > 0 {
             non_null(OP, "shape", shape)?;
         }
-        // SAFETY: `n` readable values (caller), checked non-NULL when n > 0.
         let shape_v = if n == 0 {
             Vec::new()
         } else {
+            // SAFETY: `n` readable values (caller), checked non-NULL above.
             unsafe { std::slice::from_raw_parts(shape, n) }.to_vec()
         };
         let layout = if strides.is_null() {
@@ -270,12 +270,12 @@ pub unsafe extern "C" fn sk_view_to_dlpack(
         let raw = match (&h.held, versioned) {
             (DynView::ReadOnly(v), true) => v.to_dlpack()?.into_raw() as *mut c_void,
             (DynView::ReadOnly(v), false) => v.to_dlpack_legacy()?.into_raw() as *mut c_void,
-            // SAFETY: C has no borrow rules; the doc above makes ordering the caller's.
             (DynView::Writable(v), true) => {
+                // SAFETY: C has no borrow rules; the doc above makes ordering the caller's.
                 unsafe { v.to_dlpack_writable() }?.into_raw() as *mut c_void
             }
-            // SAFETY: as above.
             (DynView::Writable(v), false) => {
+                // SAFETY: as above.
                 unsafe { v.to_dlpack_writable_legacy() }?.into_raw() as *mut c_void
             }
         };

@@ -5,8 +5,8 @@ use crate::stream;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use std::sync::Arc;
-use stridekit::stream::run_ordered;
 use stridekit::managed::{self, BatchLocations, Location, ManagedRange};
+use stridekit::stream::run_ordered;
 use stridekit::{
     Buffer, Device, DeviceMemoryResource, ManagedMemoryResource, MemoryKind, MemoryResource,
     PinnedMemoryResource,
@@ -198,7 +198,11 @@ impl PyMemoryResource {
         let mr = self.as_dyn();
         let dev = self.device;
         let b = py
-            .detach(|| run_ordered(&stream::order_of(s, dev)?, dev, |own| mr.allocate(size, own)))
+            .detach(|| {
+                run_ordered(&stream::order_of(s, dev)?, dev, |own| {
+                    mr.allocate(size, own)
+                })
+            })
             .py_err()?;
         Ok(PyBuffer { inner: Arc::new(b) })
     }
@@ -332,7 +336,9 @@ fn batched(
             .iter()
             .map(|b| ManagedRange::of(b))
             .collect::<Result<_, _>>()?;
-        run_ordered(&stream::order_of(s, device)?, device, |own| op(&ranges, own))
+        run_ordered(&stream::order_of(s, device)?, device, |own| {
+            op(&ranges, own)
+        })
     })
     .py_err()
 }

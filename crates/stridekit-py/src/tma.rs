@@ -76,8 +76,8 @@ pub(crate) fn tiled(
         o = o.element_strides(&es);
     }
     let desc = TensorMapDescriptor::tiled(view, &o).py_err()?;
-    // SAFETY: `_memory` keeps the described memory alive as long as the descriptor.
     Ok(PyTensorMap {
+        // SAFETY: `_memory` keeps the described memory alive as long as the descriptor.
         desc: unsafe { desc.detach() },
         _memory: view.memory_owner(),
     })

@@ -12,8 +12,8 @@ use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyTuple};
 use std::ffi::{c_void, CStr};
 use stridekit::dlpack::DlpackTensor;
-use stridekit::StreamValue;
 use stridekit::view::DynView;
+use stridekit::StreamValue;
 use stridekit::{CopyOptions, MemoryKind, StridedLayout, StridedMemoryView, StridedMemoryViewMut};
 
 const VERSIONED: &CStr = c"dltensor_versioned";
@@ -66,8 +66,8 @@ fn take_capsule(cap: &Bound<'_, PyAny>) -> PyResult<DlpackTensor> {
     if unsafe { ffi::PyCapsule_SetName(p, used.as_ptr()) } != 0 {
         return Err(PyErr::fetch(cap.py()));
     }
-    // SAFETY: the producer handed the tensor over through the capsule.
     let t = if versioned {
+        // SAFETY: the producer handed the tensor over through the capsule.
         unsafe { DlpackTensor::from_raw_versioned(raw.cast()) }
     } else {
         // SAFETY: as above, for the legacy struct the "dltensor" capsule carries.

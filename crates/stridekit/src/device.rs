@@ -17,7 +17,7 @@ pub struct Device {
 }
 
 impl Device {
-    /// How many CUDA devices are visible. Fails with [`Error::NoDriver`] without a driver.
+    /// How many CUDA devices are visible. Fails with [`Error::NoDriver`](crate::Error::NoDriver) without a driver.
     pub fn count() -> Result<usize> {
         driver::device_count("Device::count")
     }
@@ -61,7 +61,10 @@ impl Device {
 
     /// Number of streaming multiprocessors.
     pub fn sm_count(&self) -> Result<usize> {
-        Ok(Runtime::get("Device::sm_count", self.ordinal())?.sm_count("Device::sm_count")? as usize)
+        Ok(
+            Runtime::get("Device::sm_count", self.ordinal())?.sm_count("Device::sm_count")?
+                as usize,
+        )
     }
 
     /// Any device attribute, for what this type does not name.

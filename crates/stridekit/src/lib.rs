@@ -18,7 +18,6 @@
 //! # Ok::<(), stridekit::Error>(())
 //! ```
 #![warn(missing_docs)]
-#![deny(clippy::undocumented_unsafe_blocks)]
 
 mod copy;
 mod device;
@@ -43,7 +42,6 @@ pub use cudarc::driver::{CudaContext, CudaEvent, CudaStream};
 pub use device::Device;
 pub use dlpack::DlpackTensor;
 pub use driver::{cuda_available, driver_version};
-pub use stream::{StreamOrder, StreamValue};
 pub use dtype::{dlpack_code, DType, Element};
 pub use error::{Error, Result};
 pub use managed::{ManagedBuffer, ManagedRange};
@@ -52,6 +50,7 @@ pub use memory::{
     MemoryKind, MemoryResource, PinnedMemoryResource,
 };
 pub use pointer::{pointer_info, PointerInfo, PointerKind};
+pub use stream::{StreamOrder, StreamValue};
 pub use stridekit_layout as layout;
 pub use stridekit_layout::{
     s, CopyPlan, CopyStep, LayoutError, Order, SliceArg, StridedLayout, TilePlan,

@@ -3,9 +3,9 @@
 
 use crate::device::Device;
 use crate::error::{driver, Error, Result};
+use crate::runtime::Runtime;
 use cudarc::driver::{CudaContext, CudaModule};
 use cudarc::nvrtc::Ptx;
-use crate::runtime::Runtime;
 use std::sync::Arc;
 
 /// The virtual architecture NVRTC compiles for on a device of compute capability `cc`.

@@ -32,7 +32,6 @@ pub struct PointerInfo {
     pub device_accessible: bool,
 }
 
-
 /// Asks the driver, in one `cuPointerGetAttributes` call, what `ptr` is.
 ///
 /// Ordinary host memory is not an error: it is [`PointerKind::Pageable`], host-only.
@@ -42,7 +41,8 @@ pub fn pointer_info(ptr: u64) -> Result<PointerInfo> {
     // SAFETY: the driver is loaded (ensure); the driver reads no memory at `ptr`.
     let (status, a) = unsafe { dp::attributes(ptr) };
     check(OP, "cuPointerGetAttributes", status)?;
-    let (mem_type, ordinal, managed, dev_ptr) = (a.mem_type, a.ordinal, a.managed, a.device_pointer);
+    let (mem_type, ordinal, managed, dev_ptr) =
+        (a.mem_type, a.ordinal, a.managed, a.device_pointer);
     let device = (ordinal >= 0).then_some(ordinal as usize);
     let info = match mem_type {
         t if t == dp::MEMORY_TYPE_DEVICE && managed != 0 => PointerInfo {

@@ -10,7 +10,7 @@
 
 use crate::driver::{self, types::CUdevice_attribute};
 use crate::error::{driver as driver_err, Error, Result};
-use cudarc::driver::{CudaContext, CudaFunction, CudaModule, CudaStream};
+use cudarc::driver::{CudaContext, CudaEvent, CudaFunction, CudaModule, CudaStream};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 
@@ -33,6 +33,14 @@ pub(crate) struct Runtime {
     pools: Mutex<Vec<usize>>,
     /// Idle pinned staging rings.
     staging: Mutex<Vec<driver::PinnedBlock>>,
+    /// Events no mark holds any more, ready to record again.
+    events: Mutex<Vec<CudaEvent>>,
+}
+
+impl std::fmt::Debug for Runtime {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Runtime({})", self.ordinal())
+    }
 }
 
 fn lock<'m, T>(op: &'static str, what: &'static str, m: &'m Mutex<T>) -> Result<MutexGuard<'m, T>> {
@@ -74,6 +82,7 @@ impl Runtime {
             peers: Mutex::new(HashMap::new()),
             pools: Mutex::new(Vec::new()),
             staging: Mutex::new(Vec::new()),
+            events: Mutex::new(Vec::new()),
         });
         table[ordinal] = Some(rt.clone());
         Ok(rt)
@@ -149,7 +158,10 @@ impl Runtime {
         if let Some(&n) = self.sm_count.get() {
             return Ok(n);
         }
-        let n = self.attribute(op, CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)?;
+        let n = self.attribute(
+            op,
+            CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT,
+        )?;
         Ok(*self.sm_count.get_or_init(|| n.max(1) as u64))
     }
 
@@ -202,7 +214,9 @@ impl Runtime {
 
     /// What is known of `accessor`'s access to this device's memory.
     pub(crate) fn peer_state(&self, op: &'static str, accessor: usize) -> Result<Option<bool>> {
-        Ok(lock(op, "peer-access table", &self.peers)?.get(&accessor).copied())
+        Ok(lock(op, "peer-access table", &self.peers)?
+            .get(&accessor)
+            .copied())
     }
 
     /// Runs `change` under the peer-access table's lock, storing what it answers.
@@ -236,7 +250,11 @@ impl Runtime {
 
     /// Remembers a pool made on this device and gives it the peer access already enabled
     /// towards this device (context peer access does not cover pools).
-    pub(crate) fn register_pool(&self, op: &'static str, pool: driver::types::CUmemoryPool) -> Result<()> {
+    pub(crate) fn register_pool(
+        &self,
+        op: &'static str,
+        pool: driver::types::CUmemoryPool,
+    ) -> Result<()> {
         let peers = lock(op, "peer-access table", &self.peers)?;
         for (&accessor, _) in peers.iter().filter(|(&a, &on)| on && a != self.ordinal()) {
             // SAFETY: a live pool of this device, another device as accessor.
@@ -249,13 +267,21 @@ impl Runtime {
     }
 
     /// Forgets a destroyed pool.
-    pub(crate) fn unregister_pool(&self, op: &'static str, pool: driver::types::CUmemoryPool) -> Result<()> {
+    pub(crate) fn unregister_pool(
+        &self,
+        op: &'static str,
+        pool: driver::types::CUmemoryPool,
+    ) -> Result<()> {
         lock(op, "pool list", &self.pools)?.retain(|&h| h != pool as usize);
         Ok(())
     }
 
     /// An idle pinned staging ring of `bytes` bytes, or a new one.
-    pub(crate) fn take_staging(&self, op: &'static str, bytes: usize) -> Result<driver::PinnedBlock> {
+    pub(crate) fn take_staging(
+        &self,
+        op: &'static str,
+        bytes: usize,
+    ) -> Result<driver::PinnedBlock> {
         if let Some(r) = lock(op, "staging ring", &self.staging)?.pop() {
             if r.size() == bytes {
                 return Ok(r);
@@ -265,8 +291,31 @@ impl Runtime {
     }
 
     /// Returns a ring whose transfers have all completed.
-    pub(crate) fn give_back_staging(&self, op: &'static str, ring: driver::PinnedBlock) -> Result<()> {
+    pub(crate) fn give_back_staging(
+        &self,
+        op: &'static str,
+        ring: driver::PinnedBlock,
+    ) -> Result<()> {
         lock(op, "staging ring", &self.staging)?.push(ring);
         Ok(())
+    }
+
+    /// An event to record (from the pool, or new; no timing).
+    pub(crate) fn event(&self, op: &'static str) -> Result<CudaEvent> {
+        if let Some(e) = lock(op, "event pool", &self.events)?.pop() {
+            return Ok(e);
+        }
+        self.ctx
+            .new_event(None)
+            .map_err(driver_err(op, "cuEventCreate"))
+    }
+
+    /// Takes an event back into the pool (at most 256 are kept).
+    pub(crate) fn recycle_event(&self, event: CudaEvent) {
+        if let Ok(mut pool) = self.events.lock() {
+            if pool.len() < 256 {
+                pool.push(event);
+            }
+        }
     }
 }

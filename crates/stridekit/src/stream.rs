@@ -135,7 +135,7 @@ impl StreamValue {
 /// `handle` is a live `CUstream` that stays live while the result is used.
 pub unsafe fn borrow_raw_stream(handle: usize) -> Result<Arc<CudaStream>> {
     const OP: &str = "borrow_raw_stream";
-    if handle < 4096 || handle % 8 != 0 {
+    if handle < 4096 || !handle.is_multiple_of(8) {
         return Err(invalid(
             OP,
             format!("{handle:#x} is not a stream handle: a handle points to a driver object (8-byte aligned, above the first page)"),
@@ -153,7 +153,9 @@ pub unsafe fn borrow_raw_stream(handle: usize) -> Result<Arc<CudaStream>> {
         let _restore = unsafe { RestoreCurrent::save() }
             .map_err(|e| driver_err(OP, "cuCtxGetCurrent")(cudarc::driver::DriverError(e)))?;
         // SAFETY: `ctx` owns a live stream, so it is live.
-        check(OP, "cuCtxSetCurrent", unsafe { driver::context::set_current(ctx) })?;
+        check(OP, "cuCtxSetCurrent", unsafe {
+            driver::context::set_current(ctx)
+        })?;
         let mut dev = 0;
         // SAFETY: `ctx` is current.
         check(OP, "cuCtxGetDevice", unsafe {
@@ -217,28 +219,51 @@ mod tests {
     fn one_rule_for_stream_values() {
         assert_eq!(StreamValue::decode(-1).unwrap(), StreamValue::NoSync);
         assert_eq!(StreamValue::decode(1).unwrap(), StreamValue::LegacyDefault);
-        assert_eq!(StreamValue::decode(2).unwrap(), StreamValue::PerThreadDefault);
-        assert_eq!(StreamValue::decode(0x7f00).unwrap(), StreamValue::Handle(0x7f00));
+        assert_eq!(
+            StreamValue::decode(2).unwrap(),
+            StreamValue::PerThreadDefault
+        );
+        assert_eq!(
+            StreamValue::decode(0x7f00).unwrap(),
+            StreamValue::Handle(0x7f00)
+        );
         let e = StreamValue::decode(0).unwrap_err().to_string();
         assert!(e.contains("stream 0 is ambiguous"), "{e}");
         assert!(StreamValue::decode(-5).is_err());
-        assert_eq!(StreamValue::from_dlpack_arg(None).unwrap(), StreamValue::LegacyDefault);
-        assert_eq!(StreamValue::from_cuda_array_interface(None).unwrap(), StreamValue::NoSync);
+        assert_eq!(
+            StreamValue::from_dlpack_arg(None).unwrap(),
+            StreamValue::LegacyDefault
+        );
+        assert_eq!(
+            StreamValue::from_cuda_array_interface(None).unwrap(),
+            StreamValue::NoSync
+        );
         assert!(StreamValue::from_cuda_array_interface(Some(0)).is_err());
     }
 
     #[test]
     fn a_handle_needs_the_unsafe_resolve() {
-        let e = StreamValue::Handle(0x7f0000).resolve(0).unwrap_err().to_string();
-        assert!(e.contains("is a raw handle, which no safe call can check"), "{e}");
-        assert!(matches!(StreamValue::NoSync.resolve(0), Ok(StreamOrder::Unordered)));
+        let e = StreamValue::Handle(0x7f0000)
+            .resolve(0)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("is a raw handle, which no safe call can check"),
+            "{e}"
+        );
+        assert!(matches!(
+            StreamValue::NoSync.resolve(0),
+            Ok(StreamOrder::Unordered)
+        ));
     }
 
     #[test]
     fn values_that_cannot_be_handles_are_refused_before_the_driver() {
         for forged in [0x3usize, 0x1234, 0x7f00_0000_0004] {
             // SAFETY: refused before any driver call (the point of the test).
-            let e = unsafe { borrow_raw_stream(forged) }.unwrap_err().to_string();
+            let e = unsafe { borrow_raw_stream(forged) }
+                .unwrap_err()
+                .to_string();
             assert!(e.contains("is not a stream handle"), "{e}");
         }
     }

@@ -16,15 +16,7 @@ fn without_a_driver_gpu_entry_points_fail_cleanly() {
     assert!(!stridekit::cuda_available());
     assert!(matches!(Device::count(), Err(Error::NoDriver { .. })));
     let e = Device::open(0).unwrap_err();
-    assert!(
-        matches!(
-            e,
-            Error::NoDriver {
-                op: "Device::open"
-            }
-        ),
-        "{e}"
-    );
+    assert!(matches!(e, Error::NoDriver { op: "Device::open" }), "{e}");
     assert!(e.to_string().contains("no CUDA driver"));
     assert!(matches!(
         stridekit::pointer_info(0x1000),

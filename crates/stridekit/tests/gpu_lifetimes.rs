@@ -13,8 +13,8 @@ use std::sync::Arc;
 use stridekit::cudarc::driver::{result, LaunchConfig, PushKernelArg};
 use stridekit::stream::{wait_for_producer, StreamOrder, StreamValue};
 use stridekit::{
-    Buffer, CudaStream, DType, Device, DeviceMemoryResource, ManagedMemoryResource,
-    MemoryResource, Order, StridedLayout, StridedMemoryView, StridedMemoryViewMut,
+    Buffer, CudaStream, DType, Device, DeviceMemoryResource, ManagedMemoryResource, MemoryResource,
+    Order, StridedLayout, StridedMemoryView, StridedMemoryViewMut,
 };
 
 const SPIN: &str = r#"
@@ -54,7 +54,8 @@ fn transposed(n: usize) -> StridedLayout {
 
 fn random_source(mr: &DeviceMemoryResource, stream: &Arc<CudaStream>, seed: u64) -> Buffer {
     let mut src = mr.allocate(N * 4, stream).unwrap();
-    src.copy_from_host(&common::random_bytes(N * 4, seed), stream).unwrap();
+    src.copy_from_host(&common::random_bytes(N * 4, seed), stream)
+        .unwrap();
     src
 }
 
@@ -73,7 +74,10 @@ fn next_allocation_is_untouched(
     let mut back = vec![0u8; N * 4];
     next.copy_to_host(&mut back, stream).unwrap();
     let bad = back.iter().filter(|&&b| b != 0x5a).count();
-    assert_eq!(bad, 0, "{what}: {bad} bytes of the next allocation were overwritten");
+    assert_eq!(
+        bad, 0,
+        "{what}: {bad} bytes of the next allocation were overwritten"
+    );
 }
 
 #[test]
@@ -90,7 +94,12 @@ fn release_on_another_stream_waits_for_a_queued_copy() {
         if round == 0 {
             // A strided copy through views.
             let s = StridedMemoryView::from_buffer(&src, transposed(N), Some(DType::U32)).unwrap();
-            let mut d = StridedMemoryViewMut::from_buffer_mut(&mut target, dense(N).reshaped(&[1024, (N / 1024) as i64]).unwrap(), Some(DType::U32)).unwrap();
+            let mut d = StridedMemoryViewMut::from_buffer_mut(
+                &mut target,
+                dense(N).reshaped(&[1024, (N / 1024) as i64]).unwrap(),
+                Some(DType::U32),
+            )
+            .unwrap();
             d.copy_from(&s, Some(&a)).unwrap();
         } else {
             // A contiguous buffer copy.
@@ -122,7 +131,9 @@ fn dropping_a_foreign_buffer_waits_for_a_queued_copy() {
         if round == 0 {
             // SAFETY: `owner` owns the bytes and moves into the buffer; nobody else uses them.
             let mut foreign = unsafe { Buffer::from_handle(ptr, N * 4, owner) }.unwrap();
-            let mut d = StridedMemoryViewMut::from_buffer_mut(&mut foreign, layout, Some(DType::U32)).unwrap();
+            let mut d =
+                StridedMemoryViewMut::from_buffer_mut(&mut foreign, layout, Some(DType::U32))
+                    .unwrap();
             d.copy_from(&s, Some(&a)).unwrap();
             drop(d);
             drop(foreign);
@@ -163,9 +174,15 @@ fn host_reads_see_copies_made_on_other_streams() {
     let mut host = vec![0u32; N];
     StridedMemoryViewMut::from_slice_mut(&mut host, dense(N))
         .unwrap()
-        .copy_from(&StridedMemoryView::from_buffer(&mid, dense(N), Some(DType::U32)).unwrap(), Some(&b))
+        .copy_from(
+            &StridedMemoryView::from_buffer(&mid, dense(N), Some(DType::U32)).unwrap(),
+            Some(&b),
+        )
         .unwrap();
-    assert!(bytemuck::cast_slice::<u32, u8>(&host) == &bytes[..], "pageable host read on another stream");
+    assert!(
+        bytemuck::cast_slice::<u32, u8>(&host) == &bytes[..],
+        "pageable host read on another stream"
+    );
 
     // Into managed memory on `a` (behind a spin), then read on the host with to_vec.
     let managed = ManagedMemoryResource::new(&dev).unwrap();
@@ -178,7 +195,10 @@ fn host_reads_see_copies_made_on_other_streams() {
         .unwrap();
     let v = StridedMemoryView::from_buffer(&m, dense(N), Some(DType::U32)).unwrap();
     let read: Vec<u32> = v.to_vec().unwrap();
-    assert!(bytemuck::cast_slice::<u32, u8>(&read) == &bytes[..], "managed to_vec after a copy on another stream");
+    assert!(
+        bytemuck::cast_slice::<u32, u8>(&read) == &bytes[..],
+        "managed to_vec after a copy on another stream"
+    );
 
     // Buffer::copy_to_host on `b` after a buffer copy on `a`.
     let mut mid2 = mr.allocate(N * 4, &a).unwrap();
@@ -237,9 +257,14 @@ fn ordering_streams_leaves_the_callers_context_as_it_was() {
         assert_eq!(result::ctx::get_current().unwrap(), None);
         wait_for_producer(&p, &c).unwrap();
         // SAFETY: `c` is alive for the call.
-        let order = unsafe { StreamValue::Handle(c.cu_stream() as usize).resolve_handle(0) }.unwrap();
+        let order =
+            unsafe { StreamValue::Handle(c.cu_stream() as usize).resolve_handle(0) }.unwrap();
         assert!(matches!(order, StreamOrder::On(_)));
-        assert_eq!(result::ctx::get_current().unwrap(), None, "the thread's context changed");
+        assert_eq!(
+            result::ctx::get_current().unwrap(),
+            None,
+            "the thread's context changed"
+        );
     })
     .join()
     .unwrap();

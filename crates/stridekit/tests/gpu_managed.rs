@@ -371,8 +371,8 @@ fn foreign_ranges_are_checked_with_the_driver() {
         let e = unsafe { ManagedRange::from_raw(ptr, (1 << 20) + 1) };
         assert!(e.is_err(), "a range past the allocation must be rejected");
     }
-    // SAFETY: allocated above, no range refers to it any more.
     assert_eq!(
+        // SAFETY: allocated above, no range refers to it any more.
         unsafe { sys::cuMemFree_v2(ptr) },
         sys::CUresult::CUDA_SUCCESS
     );

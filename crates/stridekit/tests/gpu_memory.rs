@@ -146,8 +146,8 @@ fn pointer_discovery_for_every_kind_of_memory() {
     let info = pointer_info(reg.as_ptr() as u64).unwrap();
     assert_eq!(info.kind, PointerKind::PinnedHost);
     assert!(info.host_accessible);
-    // SAFETY: registered above.
     assert_eq!(
+        // SAFETY: registered above.
         unsafe { sys::cuMemHostUnregister(reg.as_mut_ptr().cast()) },
         sys::CUresult::CUDA_SUCCESS
     );

@@ -49,7 +49,10 @@ impl StridedMemoryViewMut<'_> {
 
 /// The device whose default streams order a copy between `a` and `b`: the first one's
 /// device or managed memory, else device 0.
-fn gpu_of<A: Access, B: Access>(a: &StridedMemoryViewBase<'_, A>, b: &StridedMemoryViewBase<'_, B>) -> usize {
+fn gpu_of<A: Access, B: Access>(
+    a: &StridedMemoryViewBase<'_, A>,
+    b: &StridedMemoryViewBase<'_, B>,
+) -> usize {
     [a.as_view(), b.as_view()]
         .iter()
         .filter(|v| matches!(v.kind(), MemoryKind::Device | MemoryKind::Managed))

@@ -413,7 +413,10 @@ fn finish(
     opts: &CopyOptions<'_>,
 ) -> Result<()> {
     const OP: &str = "copy";
-    let tracked: Vec<_> = [dst.pending(), src.pending()].into_iter().flatten().collect();
+    let tracked: Vec<_> = [dst.pending(), src.pending()]
+        .into_iter()
+        .flatten()
+        .collect();
     if !tracked.is_empty() {
         let done = mark(OP, stream)?;
         for p in tracked {

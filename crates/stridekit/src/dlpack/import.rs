@@ -353,10 +353,10 @@ impl StridedMemoryViewBase<'static, ReadOnly> {
 }
 
 impl StridedMemoryViewBase<'static, ReadWrite> {
-    /// The writable form of [`StridedMemoryView::from_dltensor`].
+    /// The writable form of [`StridedMemoryView::from_dltensor`](crate::StridedMemoryView::from_dltensor).
     ///
     /// # Safety
-    /// As for [`StridedMemoryView::from_dltensor`], and nobody else may touch the data
+    /// As for [`StridedMemoryView::from_dltensor`](crate::StridedMemoryView::from_dltensor), and nobody else may touch the data
     /// while the view exists.
     pub unsafe fn from_dltensor<O: std::any::Any + Send + Sync>(
         dl: &DLTensor,
@@ -410,7 +410,7 @@ impl StridedMemoryViewBase<'static, ReadOnly> {
 
 impl StridedMemoryViewBase<'static, ReadWrite> {
     /// A writable view of a DLPack tensor, taken over as by
-    /// [`StridedMemoryView::from_dlpack`]; a READ_ONLY tensor is refused.
+    /// [`StridedMemoryView::from_dlpack`](crate::StridedMemoryView::from_dlpack); a READ_ONLY tensor is refused.
     ///
     /// # Safety
     /// The tensor's data must stay valid until its deleter runs, and nobody else may read

@@ -290,12 +290,14 @@ fn the_deleter_runs_once_when_the_last_derived_view_is_gone() {
         0,
         "a derived view or export still lives"
     );
+    // SAFETY: the tensor came from stridekit in this test; nobody else holds its memory.
     let back = unsafe { StridedMemoryView::from_dlpack(again) }.unwrap();
     assert_eq!(n.load(Ordering::SeqCst), 0);
     drop(back);
     assert_eq!(n.load(Ordering::SeqCst), 1);
     // Legacy tensors too.
     let n = Arc::new(AtomicUsize::new(0));
+    // SAFETY: a test tensor whose memory this test owns and nobody else touches.
     let v = unsafe { StridedMemoryViewMut::from_dlpack(s.legacy(&n).unwrap()) }.unwrap();
     assert_eq!(v.imported_flags(), Some(DlpackFlags::empty()));
     let r = v.into_read_only();
@@ -311,6 +313,7 @@ fn read_only_and_is_copied_flags_are_visible_and_enforced() {
     let mut s = spec(&[8], DType::U8);
     s.flags = DlpackFlags::READ_ONLY | DlpackFlags::IS_COPIED;
     let n = Arc::new(AtomicUsize::new(0));
+    // SAFETY: as above.
     let e = unsafe { StridedMemoryViewMut::from_dlpack(s.versioned(&n).unwrap()) }.unwrap_err();
     assert!(
         e.to_string()
@@ -371,10 +374,12 @@ fn rejections_release_the_tensor_and_say_why() {
     assert_eq!(v.unwrap().layout().volume(), 0);
     assert_eq!(n.load(Ordering::SeqCst), 1);
     // Null pointers.
+    // SAFETY: a null pointer is what is tested; it is refused before any read.
     let e = unsafe { DlpackTensor::from_raw_versioned(std::ptr::null_mut()) }
         .err()
         .unwrap();
     assert!(e.to_string().contains("pointer is null"), "{e}");
+    // SAFETY: as above.
     let e = unsafe { DlpackTensor::from_raw_legacy(std::ptr::null_mut()) }
         .err()
         .unwrap();
@@ -408,15 +413,18 @@ fn exports_round_trip_permuted_sliced_and_flipped_views_both_abis() {
         let want = v.to_vec::<u32>().unwrap();
         let t = v.to_dlpack().unwrap();
         {
+            // SAFETY: the tensor is alive and unchanged while `dl` is read.
             let dl = unsafe { t.tensor() };
             assert_eq!(dl.byte_offset, 0);
             assert_eq!(dl.device.device_type, DLDeviceType::CPU);
             assert_eq!(dl.dtype, crate::dlpack::dtype_to_dlpack(DType::U32));
         }
+        // SAFETY: the tensor came from stridekit in this test; nobody else holds its memory.
         let back = unsafe { StridedMemoryView::from_dlpack(t) }.unwrap();
         assert_eq!(back.layout().strides(), l.strides());
         assert_eq!(back.to_vec::<u32>().unwrap(), want, "{l}");
         let legacy = v.to_dlpack_legacy().unwrap();
+        // SAFETY: as above.
         let back = unsafe { StridedMemoryView::from_dlpack(legacy) }.unwrap();
         assert_eq!(back.to_vec::<u32>().unwrap(), want, "{l} (legacy)");
     }
@@ -426,6 +434,7 @@ fn exports_round_trip_permuted_sliced_and_flipped_views_both_abis() {
         .unwrap();
     let t = raw.to_dlpack().unwrap();
     assert_eq!(
+        // SAFETY: the tensor is alive for the read.
         unsafe { t.tensor() }.dtype,
         DLDataType {
             code: DLDataTypeCode::UINT,
@@ -442,7 +451,9 @@ fn ndarray_in_transposed_copy_ndarray_out() {
     use dlpark::TryFromDlpack;
     let a = ndarray::Array2::<f64>::from_shape_fn((5, 7), |(i, j)| (i * 10 + j) as f64 + 0.5);
     let init: Initialized<DLManagedTensorVersioned> = Box::new(a.clone()).try_into().unwrap();
+    // SAFETY: the tensor wraps an array this test owns.
     let tensor = unsafe { init.finish() };
+    // SAFETY: as above: nobody else holds its memory.
     let src = unsafe { StridedMemoryView::from_dlpack(tensor) }.unwrap();
     assert_eq!(src.dtype(), Some(DType::F64));
     // Destination: a (5, 7) view over column-major storage.
@@ -453,9 +464,9 @@ fn ndarray_in_transposed_copy_ndarray_out() {
         .unwrap();
     dst.copy_from(&src, None).unwrap();
     let out = dst.into_dlpack().unwrap();
+    // SAFETY: the export is alive for the view, and nobody writes it meanwhile.
     let view = unsafe { ndarray::ArrayViewD::<f64>::try_from_dlpack(&out, ()) }.unwrap();
     assert_eq!(view.shape(), &[5, 7]);
     assert_eq!(view.strides(), &[1, 5]);
     assert_eq!(view, a.into_dyn());
 }
-

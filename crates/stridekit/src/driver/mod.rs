@@ -20,9 +20,9 @@ use std::sync::OnceLock;
 pub(crate) mod types {
     pub use cudarc::driver::sys::{
         CUcontext, CUdevice_attribute, CUmemLocation, CUmemLocationType, CUmem_advise,
-        CUmem_range_attribute, CUmemoryPool, CUresult, CUstream, CUtensorMap,
-        CUtensorMapDataType, CUtensorMapFloatOOBfill, CUtensorMapIm2ColWideMode,
-        CUtensorMapInterleave, CUtensorMapL2promotion, CUtensorMapSwizzle,
+        CUmem_range_attribute, CUmemoryPool, CUresult, CUstream, CUtensorMap, CUtensorMapDataType,
+        CUtensorMapFloatOOBfill, CUtensorMapIm2ColWideMode, CUtensorMapInterleave,
+        CUtensorMapL2promotion, CUtensorMapSwizzle,
     };
 }
 
@@ -175,7 +175,9 @@ impl PinnedBlock {
             .map_err(crate::error::driver(op, "cuCtxSetCurrent"))?;
         let mut p: *mut std::ffi::c_void = std::ptr::null_mut();
         // SAFETY: `ctx` is current (bound above); valid out-pointer.
-        check(op, "cuMemHostAlloc", unsafe { memory::host_alloc(&mut p, size) })?;
+        check(op, "cuMemHostAlloc", unsafe {
+            memory::host_alloc(&mut p, size)
+        })?;
         Ok(PinnedBlock {
             ptr: p as u64,
             size,
@@ -201,7 +203,10 @@ impl Drop for PinnedBlock {
             // that used it before giving it up.
             let status = unsafe { memory::host_free(self.ptr as *mut std::ffi::c_void) };
             if status != sys::CUresult::CUDA_SUCCESS {
-                crate::error::report_drop_failure("free a pinned staging block", &format!("{status:?}"));
+                crate::error::report_drop_failure(
+                    "free a pinned staging block",
+                    &format!("{status:?}"),
+                );
             }
         }
     }

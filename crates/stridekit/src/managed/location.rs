@@ -1,7 +1,7 @@
 //! `Location`: where managed memory may live, be preferred, or be prefetched to.
 
-use crate::error::{invalid, Result};
 use crate::driver::types::{CUmemLocation, CUmemLocationType};
+use crate::error::{invalid, Result};
 use std::fmt;
 
 /// A place that managed memory can live in: a device, the host, a host NUMA node, or

@@ -6,8 +6,8 @@ use super::support::{
     DISCARD_BATCH, PREFETCH_BATCH, PREFETCH_V2,
 };
 use super::{Location, ManagedRange};
-use crate::driver::{bind_stream, ensure, has_symbol, require_symbol};
 use crate::driver::managed::{self as dm, LocatedBatch};
+use crate::driver::{bind_stream, ensure, has_symbol, require_symbol};
 use crate::driver::{check, types::CUmemLocation};
 use crate::error::{invalid, Result};
 use cudarc::driver::CudaStream;

@@ -367,7 +367,10 @@ impl Drop for Buffer {
             Some(Release::Owner(owner)) => {
                 // The owner may free the memory at once: the recorded GPU work goes first.
                 if let Err(e) = self.pending.wait_host(OP) {
-                    report_drop_failure("wait for the GPU work on a foreign buffer", &e.to_string());
+                    report_drop_failure(
+                        "wait for the GPU work on a foreign buffer",
+                        &e.to_string(),
+                    );
                 }
                 drop(owner)
             }

@@ -74,8 +74,9 @@ impl DeviceMemoryResource {
         const OP: &str = "DeviceMemoryResource::new";
         crate::driver::require_symbol(OP, "cuMemAllocFromPoolAsync")?;
         device.bind(OP)?;
-        if device.attribute(crate::driver::types::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED)?
-            == 0
+        if device.attribute(
+            crate::driver::types::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED,
+        )? == 0
         {
             return Err(crate::Error::Unsupported {
                 op: OP,

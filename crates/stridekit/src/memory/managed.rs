@@ -38,7 +38,10 @@ impl ManagedMemoryResource {
     /// Managed memory allocated through `device`'s context.
     pub fn new(device: &Device) -> Result<Self> {
         const OP: &str = "ManagedMemoryResource::new";
-        if device.attribute(crate::driver::types::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MANAGED_MEMORY)? == 0 {
+        if device.attribute(
+            crate::driver::types::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MANAGED_MEMORY,
+        )? == 0
+        {
             return Err(crate::Error::Unsupported {
                 op: OP,
                 reason: format!(
@@ -72,7 +75,9 @@ impl ManagedMemoryResource {
         self.inner.device.bind(OP)?;
         let mut ptr = 0u64;
         // SAFETY: the device's context is current (bound above).
-        check(OP, "cuMemAllocManaged", unsafe { dmem::managed_alloc(&mut ptr, size) })?;
+        check(OP, "cuMemAllocManaged", unsafe {
+            dmem::managed_alloc(&mut ptr, size)
+        })?;
         Ok(ManagedBuffer::from_buffer_unchecked(Buffer::from_resource(
             ptr,
             size,

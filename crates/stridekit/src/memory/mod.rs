@@ -8,11 +8,11 @@ mod pending;
 mod pinned;
 
 pub(crate) use buffer::raw_copy;
-pub(crate) use pending::{mark, PendingWork};
 pub use buffer::Buffer;
 pub use device_pool::{DeviceMemoryResource, DevicePoolOptions};
 pub use host::HostMemoryResource;
 pub use managed::ManagedMemoryResource;
+pub(crate) use pending::{mark, PendingWork};
 pub use pinned::PinnedMemoryResource;
 
 use crate::error::Result;

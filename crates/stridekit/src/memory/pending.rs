@@ -2,53 +2,92 @@
 //! before that work is done (as cudarc's `CudaSlice` does with its read and write events).
 //!
 //! Every use of the memory on a stream first makes that stream wait for the last recorded
-//! use, then records itself: uses on different streams are ordered one after another, so
-//! the last event stands for all of them. A release waits for it on the releasing stream
-//! (or on the host, for memory whose free is not stream-ordered); a host read waits for
-//! it on the host.
+//! use (unless it ran on the same stream, which orders them already), then records
+//! itself: uses on different streams are ordered one after another, so the last event
+//! stands for all of them. A release waits for it on the releasing stream (or on the
+//! host, for memory whose free is not stream-ordered); a host read waits for it on the
+//! host. Events come from the device runtime's pool, so a use costs one
+//! `cuEventRecord` (and one `cuStreamWaitEvent` when the stream changes).
 
 use crate::error::{driver, Error, Result};
+use crate::runtime::Runtime;
 use cudarc::driver::{CudaEvent, CudaStream};
 use std::sync::{Arc, Mutex, MutexGuard};
+
+/// An event recorded at the end of some work on a stream; its event goes back to the
+/// device's pool when the last holder drops it.
+#[derive(Debug)]
+pub(crate) struct Mark {
+    event: Option<CudaEvent>,
+    /// The stream it was recorded on: (context, stream) handles.
+    stream: (usize, usize),
+    runtime: Arc<Runtime>,
+}
+
+impl Mark {
+    fn event(&self) -> Result<&CudaEvent> {
+        self.event.as_ref().ok_or_else(|| Error::Internal {
+            op: "pending work",
+            what: "a recorded event was taken before its mark was dropped".into(),
+        })
+    }
+}
+
+impl Drop for Mark {
+    fn drop(&mut self) {
+        if let Some(e) = self.event.take() {
+            self.runtime.recycle_event(e);
+        }
+    }
+}
+
+fn identity(stream: &CudaStream) -> (usize, usize) {
+    (
+        stream.context().cu_ctx() as usize,
+        stream.cu_stream() as usize,
+    )
+}
 
 /// The last GPU use of some memory.
 #[derive(Debug, Default)]
 pub(crate) struct PendingWork {
-    last: Mutex<Option<Arc<CudaEvent>>>,
+    last: Mutex<Option<Arc<Mark>>>,
 }
 
 impl PendingWork {
-    fn lock(&self, op: &'static str) -> Result<MutexGuard<'_, Option<Arc<CudaEvent>>>> {
+    fn lock(&self, op: &'static str) -> Result<MutexGuard<'_, Option<Arc<Mark>>>> {
         self.last.lock().map_err(|_| Error::Internal {
             op,
-            what: "a buffer's pending-work lock was poisoned by a panic in another thread"
-                .into(),
+            what: "a buffer's pending-work lock was poisoned by a panic in another thread".into(),
         })
     }
 
     /// The last recorded use, if any.
-    pub(crate) fn last(&self, op: &'static str) -> Result<Option<Arc<CudaEvent>>> {
+    fn last(&self, op: &'static str) -> Result<Option<Arc<Mark>>> {
         Ok(self.lock(op)?.clone())
     }
 
     /// Orders `stream` after every use recorded so far.
     pub(crate) fn order_before(&self, op: &'static str, stream: &CudaStream) -> Result<()> {
         match self.last(op)? {
-            Some(ev) => stream.wait(&ev).map_err(driver(op, "cuStreamWaitEvent")),
-            None => Ok(()),
+            Some(m) if m.stream != identity(stream) => stream
+                .wait(m.event()?)
+                .map_err(driver(op, "cuStreamWaitEvent")),
+            _ => Ok(()),
         }
     }
 
-    /// Records `event` (just recorded on the stream of a use) as the last use.
-    pub(crate) fn record(&self, op: &'static str, event: &Arc<CudaEvent>) -> Result<()> {
-        *self.lock(op)? = Some(event.clone());
+    /// Records `mark` (just recorded on the stream of a use) as the last use.
+    pub(crate) fn record(&self, op: &'static str, mark: &Arc<Mark>) -> Result<()> {
+        *self.lock(op)? = Some(mark.clone());
         Ok(())
     }
 
     /// Blocks the calling thread until every recorded use is done.
     pub(crate) fn wait_host(&self, op: &'static str) -> Result<()> {
         match self.last(op)? {
-            Some(ev) => ev
+            Some(m) => m
+                .event()?
                 .synchronize()
                 .map_err(driver(op, "cuEventSynchronize")),
             None => Ok(()),
@@ -56,11 +95,15 @@ impl PendingWork {
     }
 }
 
-/// Records the end of the work just queued on `stream`, as one event to store in every
+/// Records the end of the work just queued on `stream`, as one mark to store in every
 /// piece of memory it used.
-pub(crate) fn mark(op: &'static str, stream: &CudaStream) -> Result<Arc<CudaEvent>> {
-    stream
-        .record_event(None)
-        .map(Arc::new)
-        .map_err(driver(op, "cuEventRecord"))
+pub(crate) fn mark(op: &'static str, stream: &CudaStream) -> Result<Arc<Mark>> {
+    let runtime = Runtime::of_stream(op, stream)?;
+    let event = runtime.event(op)?;
+    event.record(stream).map_err(driver(op, "cuEventRecord"))?;
+    Ok(Arc::new(Mark {
+        event: Some(event),
+        stream: identity(stream),
+        runtime,
+    }))
 }

@@ -57,7 +57,9 @@ impl MemoryResource for PinnedMemoryResource {
         self.inner.device.bind(OP)?;
         let mut p: *mut std::ffi::c_void = std::ptr::null_mut();
         // SAFETY: the device's context is current (bound above).
-        check(OP, "cuMemHostAlloc", unsafe { dmem::host_alloc(&mut p, size) })?;
+        check(OP, "cuMemHostAlloc", unsafe {
+            dmem::host_alloc(&mut p, size)
+        })?;
         Ok(Buffer::from_resource(
             p as u64,
             size,

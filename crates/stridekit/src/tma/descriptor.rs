@@ -129,7 +129,7 @@ impl<'a> TensorMapDescriptor<'a> {
     }
 
     /// An im2col-wide tensor map (compute capability 10.0+ and a CUDA 12.8+ driver);
-    /// elsewhere it answers [`Error::Unsupported`].
+    /// elsewhere it answers [`Error::Unsupported`](crate::Error::Unsupported).
     pub fn im2col_wide(
         view: &'a StridedMemoryView<'_>,
         options: &Im2colWideOptions,

@@ -1,8 +1,8 @@
 //! The knobs of a tensor map: data type, interleave, swizzle, L2 promotion, out-of-bounds
 //! fill, and the per-kind options with their builders.
 
-use crate::dtype::DType;
 use crate::driver::types;
+use crate::dtype::DType;
 
 /// The element type TMA moves. Inferred from the view's dtype unless given; an explicit
 /// type must have the view's itemsize.

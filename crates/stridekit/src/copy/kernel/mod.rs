@@ -145,9 +145,11 @@ fn resident_blocks(
 ) -> Result<u64> {
     const OP: &str = "strided copy kernel";
     Runtime::of_stream(OP, stream)?.occupancy(OP, variant.key(itemsize), shared, || {
-        Ok(f.occupancy_max_active_blocks_per_multiprocessor(256, shared, None)
-            .map_err(driver(OP, "cuOccupancyMaxActiveBlocksPerMultiprocessor"))?
-            .max(1) as u64)
+        Ok(
+            f.occupancy_max_active_blocks_per_multiprocessor(256, shared, None)
+                .map_err(driver(OP, "cuOccupancyMaxActiveBlocksPerMultiprocessor"))?
+                .max(1) as u64,
+        )
     })
 }
 
