@@ -117,6 +117,52 @@ impl CopyPlan {
         Ok(plan)
     }
 
+    /// The bytes each side reaches, relative to its base address: `(dst, src)`, each a
+    /// half-open range `lo..hi` (empty, `0..0`, for an empty plan). Every engine checks
+    /// these against the memory it was given before it touches a byte.
+    ///
+    /// ```
+    /// use stridekit_layout::{CopyPlan, Order, StridedLayout};
+    /// let dst = StridedLayout::dense(&[4, 3], 2, Order::C)?;
+    /// let src = StridedLayout::dense(&[3, 4], 2, Order::C)?.permuted(&[1, 0])?;
+    /// let (d, s) = CopyPlan::new(&dst, &src)?.byte_bounds()?;
+    /// assert_eq!((d, s), (0..24, 0..24));
+    /// # Ok::<(), stridekit_layout::LayoutError>(())
+    /// ```
+    pub fn byte_bounds(&self) -> Result<(std::ops::Range<i64>, std::ops::Range<i64>)> {
+        if self.volume == 0 {
+            return Ok((0..0, 0..0));
+        }
+        let side = |offset: i64, strides: &Dims| -> Option<std::ops::Range<i64>> {
+            let isz = i64::try_from(self.itemsize).ok()?;
+            let (mut lo, mut hi) = (i128::from(offset), i128::from(offset));
+            for (&e, &st) in self.shape.iter().zip(strides.iter()) {
+                let reach = i128::from(st) * i128::from(e - 1);
+                if reach < 0 {
+                    lo += reach;
+                } else {
+                    hi += reach;
+                }
+            }
+            let lo = i64::try_from(lo * i128::from(isz)).ok()?;
+            let hi = i64::try_from((hi + 1) * i128::from(isz)).ok()?;
+            Some(lo..hi)
+        };
+        match (
+            side(self.dst_offset, &self.dst_strides),
+            side(self.src_offset, &self.src_strides),
+        ) {
+            (Some(d), Some(s)) => Ok((d, s)),
+            _ => Err(crate::error::overflow(
+                crate::error::Op::PlanCopy,
+                format!(
+                    "the byte range of a copy of shape {:?}",
+                    self.shape.as_slice()
+                ),
+            )),
+        }
+    }
+
     /// Number of axes left.
     pub fn ndim(&self) -> usize {
         self.shape.len()

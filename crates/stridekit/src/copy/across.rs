@@ -15,7 +15,7 @@ use super::{kernel, run, CopyOptions};
 use crate::device::Device;
 use crate::driver::{bind_stream, check, memory as dmem};
 use crate::error::Result;
-use crate::memory::{mark, DeviceMemoryResource, MemoryResource};
+use crate::memory::{mark, DeviceMemoryResource, MemoryResource, Region};
 use crate::peer;
 use crate::runtime::Runtime;
 use crate::stream::wait_for_producer;
@@ -26,6 +26,7 @@ use stridekit_layout::{CopyPlan, Order, StridedLayout};
 
 pub(super) fn copy_across(
     dst: &StridedMemoryView<'_>,
+    dmem: Region<'_>,
     src: &StridedMemoryView<'_>,
     (dd, sd): (usize, usize),
     plan: &CopyPlan,
@@ -36,15 +37,18 @@ pub(super) fn copy_across(
     let here = stream.context().ordinal();
     let other = if here == dd { sd } else { dd };
     if plan.is_contiguous() {
-        let isz = plan.itemsize as i64;
+        let (d, s) = plan.byte_bounds()?;
+        dmem.check_writable(OP)?;
+        dmem.check(OP, "destination elements", d.clone())?;
+        src.region()?.check(OP, "source elements", s.clone())?;
         let (d0, s0) = (
-            dst.ptr().wrapping_add_signed(plan.dst_offset * isz),
-            src.ptr().wrapping_add_signed(plan.src_offset * isz),
+            dmem.base().wrapping_add_signed(d.start),
+            src.ptr().wrapping_add_signed(s.start),
         );
         let (dc, sc) = (Runtime::get(OP, dd)?, Runtime::get(OP, sd)?);
         bind_stream(OP, stream)?;
-        // SAFETY: both spans were validated against their views' memory; the contexts
-        // are the live primary contexts of the two devices; the stream's is current.
+        // SAFETY: both spans lie in their views' memory (checked above); the contexts are
+        // the live primary contexts of the two devices; the stream's is current.
         return check(OP, "cuMemcpyPeerAsync", unsafe {
             dmem::copy_peer_async(
                 d0,
@@ -57,7 +61,7 @@ pub(super) fn copy_across(
         });
     }
     if peer::usable(here, other)? {
-        return kernel::launch(plan, dst.ptr(), src.ptr(), stream);
+        return kernel::launch(plan, dmem, src.region()?, stream);
     }
     // Without peer access: gather into a dense temporary on the source's device, move it
     // whole with cuMemcpyPeerAsync (the driver stages it), scatter on the destination's.
@@ -78,6 +82,7 @@ pub(super) fn copy_across(
     let gathered = StridedMemoryView::from_buffer(&tmp_s, packed.clone(), src.dtype())?;
     run(
         &gathered,
+        Region::of_buffer(&tmp_s),
         src,
         &CopyPlan::new(&packed, src.layout())?,
         Some(&s_src),
@@ -102,6 +107,7 @@ pub(super) fn copy_across(
     let moved = StridedMemoryView::from_buffer(&tmp_d, packed.clone(), src.dtype())?;
     run(
         dst,
+        dmem,
         &moved,
         &CopyPlan::new(dst.layout(), &packed)?,
         Some(&s_dst),

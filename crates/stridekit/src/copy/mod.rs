@@ -23,7 +23,7 @@ use crate::device::Device;
 #[cfg(test)]
 use crate::error::Error;
 use crate::error::{driver, invalid, Result};
-use crate::memory::{mark, raw_copy};
+use crate::memory::{mark, raw_copy, Region};
 use crate::memory::{
     Buffer, DeviceMemoryResource, MemoryKind, MemoryResource, PinnedMemoryResource,
 };
@@ -108,15 +108,17 @@ impl Ctx<'_, '_> {
         PinnedMemoryResource::new(&dev).allocate(bytes, self.stream)
     }
 
-    /// Device-to-device (kernel-accessible) copy of `plan` between base addresses.
-    fn on_device(&self, plan: &CopyPlan, dst: u64, src: u64) -> Result<()> {
+    /// Device-to-device (kernel-accessible) copy of `plan` between two regions.
+    fn on_device(&self, plan: &CopyPlan, dst: Region<'_>, src: Region<'_>) -> Result<()> {
         kernel::launch(plan, dst, src, self.stream)
     }
 }
 
-/// The copy itself: `dst` and `src` were checked to be compatible.
+/// The copy itself: `dst` and `src` were checked to be compatible; `dmem` is the
+/// destination's memory, writable.
 fn run(
     dst: &StridedMemoryView<'_>,
+    dmem: Region<'_>,
     src: &StridedMemoryView<'_>,
     plan: &CopyPlan,
     stream: Option<&Arc<CudaStream>>,
@@ -139,9 +141,9 @@ fn run(
             let tmp = src.to_vec_bytes()?;
             let packed = StridedLayout::dense(src.shape(), src.layout().itemsize(), Order::C)?;
             let p = CopyPlan::new(dst.layout(), &packed)?;
-            host::copy(&p, dst.ptr(), tmp.as_ptr() as u64);
+            host::copy(OP, &p, dmem, Region::of_host(&tmp))?;
         } else {
-            host::copy(plan, dst.ptr(), src.ptr());
+            host::copy(OP, plan, dmem, src.region()?)?;
         }
         return Ok(());
     }
@@ -163,27 +165,26 @@ fn run(
     if overlaps(dst, src) {
         let bytes = span_bytes(src.layout());
         let tmp = cx.temp(bytes)?;
-        let (lo, _) = src.byte_span();
-        raw_copy(OP, tmp.ptr(), lo, bytes, stream)?;
+        let span = src.span_region()?;
+        raw_copy(OP, Region::of_buffer(&tmp), span, bytes, stream)?;
         let moved = rebased(src.layout())?;
         let tmp_view = StridedMemoryView::from_buffer(&tmp, moved, src.dtype())?;
         let p = CopyPlan::new(dst.layout(), tmp_view.layout())?;
-        return run(dst, &tmp_view, &p, Some(stream), opts);
+        return run(dst, dmem, &tmp_view, &p, Some(stream), opts);
     }
     if plan.is_contiguous() || (ds == Side::Device && ss == Side::Device) {
-        return cx.on_device(plan, dst.ptr(), src.ptr());
+        return cx.on_device(plan, dmem, src.region()?);
     }
     match (ds, ss) {
-        (Side::Device, Side::Host) => host_to_device(&cx, dst, src),
-        (Side::Host, Side::Device) => device_to_host(&cx, dst, src),
+        (Side::Device, Side::Host) => host_to_device(&cx, dmem, dst, src),
+        (Side::Host, Side::Device) => device_to_host(&cx, dmem, dst, src),
         // Pinned involved on a host-host pair: both CPU-accessible; go through the CPU
         // after the stream's pending work.
         _ => {
             stream
                 .synchronize()
                 .map_err(driver(OP, "cuStreamSynchronize"))?;
-            host::copy(plan, dst.ptr(), src.ptr());
-            Ok(())
+            host::copy(OP, plan, dmem, src.region()?)
         }
     }
 }
@@ -196,6 +197,7 @@ fn sparse(l: &StridedLayout) -> bool {
 
 fn host_to_device(
     cx: &Ctx<'_, '_>,
+    dmem: Region<'_>,
     dst: &StridedMemoryView<'_>,
     src: &StridedMemoryView<'_>,
 ) -> Result<()> {
@@ -203,45 +205,48 @@ fn host_to_device(
     if src.kind() == MemoryKind::Host {
         // Pageable: packed (or its span copied) by the CPU into pinned chunks that move
         // while the next is packed; the GPU does the strided part.
-        let (packed, cpu, host) = staging_plan(src.layout(), src.ptr(), src.byte_span().0, true)?;
+        let (packed, cpu, host) = staging_plan(src, true)?;
         let tmp = cx.temp(span_bytes(&packed))?;
-        staged::upload(&cpu, tmp.ptr(), host, cx.stream)?;
+        staged::upload(&cpu, Region::of_buffer(&tmp), host, cx.stream)?;
         let plan = CopyPlan::new(dst.layout(), &packed)?;
-        return cx.on_device(&plan, dst.ptr(), tmp.ptr());
+        return cx.on_device(&plan, dmem, Region::of_buffer(&tmp));
     }
-    let (staged_layout, staged_ptr, _keep): (StridedLayout, u64, Option<Buffer>) =
-        if sparse(src.layout()) {
-            // Pack on the CPU into pinned memory, in the destination's order.
-            let packed = StridedLayout::dense_like(dst.layout(), Order::K)?;
-            let pin = cx.staging(span_bytes(&packed))?;
-            let p = CopyPlan::new(&packed, src.layout())?;
-            host::copy(&p, pin.ptr(), src.ptr());
-            let ptr = pin.ptr();
-            pin.pending().record(OP, &mark(OP, cx.stream)?)?;
-            (packed, ptr, Some(pin))
-        } else {
-            let (lo, _) = src.byte_span();
-            (rebased(src.layout())?, lo, None)
-        };
+    let pin;
+    let (staged_layout, staged): (StridedLayout, Region<'_>) = if sparse(src.layout()) {
+        // Pack on the CPU into pinned memory, in the destination's order.
+        let packed = StridedLayout::dense_like(dst.layout(), Order::K)?;
+        pin = cx.staging(span_bytes(&packed))?;
+        let p = CopyPlan::new(&packed, src.layout())?;
+        host::copy(OP, &p, Region::of_buffer(&pin), src.region()?)?;
+        pin.pending().record(OP, &mark(OP, cx.stream)?)?;
+        (packed, Region::of_buffer(&pin))
+    } else {
+        (rebased(src.layout())?, src.span_region()?)
+    };
     let bytes = span_bytes(&staged_layout);
     let tmp = cx.temp(bytes)?;
-    raw_copy(OP, tmp.ptr(), staged_ptr, bytes, cx.stream)?;
+    raw_copy(OP, Region::of_buffer(&tmp), staged, bytes, cx.stream)?;
     let plan = CopyPlan::new(dst.layout(), &staged_layout)?;
-    cx.on_device(&plan, dst.ptr(), tmp.ptr())
+    cx.on_device(&plan, dmem, Region::of_buffer(&tmp))
 }
 
 fn device_to_host(
     cx: &Ctx<'_, '_>,
+    dmem: Region<'_>,
     dst: &StridedMemoryView<'_>,
     src: &StridedMemoryView<'_>,
 ) -> Result<()> {
     const OP: &str = "copy device to host";
     if dst.kind() == MemoryKind::Host {
         // Pageable: the GPU packs; pinned chunks move while the CPU unpacks the last one.
-        let (packed, cpu, host) = staging_plan(dst.layout(), dst.ptr(), dst.byte_span().0, false)?;
+        let (packed, cpu, host) = staging_plan_mut(dst, dmem)?;
         let tmp = cx.temp(span_bytes(&packed))?;
-        cx.on_device(&CopyPlan::new(&packed, src.layout())?, tmp.ptr(), src.ptr())?;
-        return staged::download(&cpu, host, tmp.ptr(), cx.stream);
+        cx.on_device(
+            &CopyPlan::new(&packed, src.layout())?,
+            Region::of_buffer(&tmp),
+            src.region()?,
+        )?;
+        return staged::download(&cpu, host, Region::of_buffer(&tmp), cx.stream);
     }
     if dst.layout().is_contiguous_any() {
         // Build the destination's exact span on the device, then move it whole.
@@ -249,37 +254,56 @@ fn device_to_host(
         let bytes = span_bytes(&moved);
         let tmp = cx.temp(bytes)?;
         let plan = CopyPlan::new(&moved, src.layout())?;
-        cx.on_device(&plan, tmp.ptr(), src.ptr())?;
-        let (lo, _) = dst.byte_span();
-        return raw_copy(OP, lo, tmp.ptr(), bytes, cx.stream);
+        cx.on_device(&plan, Region::of_buffer(&tmp), src.region()?)?;
+        return raw_copy(
+            OP,
+            span_of(dst, dmem)?,
+            Region::of_buffer(&tmp),
+            bytes,
+            cx.stream,
+        );
     }
     // Gaps in the destination must keep their bytes: pack on the device, move, scatter on the CPU.
     let packed = StridedLayout::dense(dst.shape(), dst.layout().itemsize(), Order::C)?;
     let bytes = span_bytes(&packed);
     let tmp = cx.temp(bytes)?;
-    cx.on_device(&CopyPlan::new(&packed, src.layout())?, tmp.ptr(), src.ptr())?;
+    cx.on_device(
+        &CopyPlan::new(&packed, src.layout())?,
+        Region::of_buffer(&tmp),
+        src.region()?,
+    )?;
     let pin = cx.staging(bytes)?;
-    raw_copy(OP, pin.ptr(), tmp.ptr(), bytes, cx.stream)?;
+    raw_copy(
+        OP,
+        Region::of_buffer(&pin),
+        Region::of_buffer(&tmp),
+        bytes,
+        cx.stream,
+    )?;
     cx.stream
         .synchronize()
         .map_err(driver(OP, "cuStreamSynchronize"))?;
-    host::copy(&CopyPlan::new(dst.layout(), &packed)?, dst.ptr(), pin.ptr());
-    Ok(())
+    host::copy(
+        OP,
+        &CopyPlan::new(dst.layout(), &packed)?,
+        dmem,
+        Region::of_buffer(&pin),
+    )
 }
 
-/// How a pageable host layout `l` (base `ptr`, lowest byte `lo`) is staged: the layout
-/// the bytes have on the device, the CPU's plan between the staging chunks (its
-/// destination side, dense) and host memory (its source side), and the host address that
-/// plan counts from. A layout moves its whole span as bytes (the GPU permutes) when it
-/// has no gaps, or, if `read`, few; else it is packed, in its own memory order
-/// (sequential host access). A span written back must not carry gaps: their bytes are
-/// the host's.
-fn staging_plan(
-    l: &StridedLayout,
-    ptr: u64,
-    lo: u64,
-    read: bool,
-) -> Result<(StridedLayout, CopyPlan, u64)> {
+/// The part of a view's region its elements occupy (from its lowest byte).
+fn span_of<'r>(v: &StridedMemoryView<'_>, mem: Region<'r>) -> Result<Region<'r>> {
+    let (lo, _) = v.byte_span();
+    mem.sub("copy", (lo - v.ptr()) as usize, span_bytes(v.layout()))
+}
+
+/// How a pageable host view is staged: the layout its bytes have on the device, the
+/// CPU's plan between the staging chunks (its destination side, dense) and host memory
+/// (its source side), and the host region that plan counts from. A layout moves its
+/// whole span as bytes (the GPU permutes) when it has no gaps, or, if `read`, few; else
+/// it is packed, in its own memory order (sequential host access). A span written back
+/// must not carry gaps: their bytes are the host's.
+fn staging_layout(l: &StridedLayout, read: bool) -> Result<(StridedLayout, CopyPlan, bool)> {
     let whole = if read {
         !sparse(l)
     } else {
@@ -288,12 +312,32 @@ fn staging_plan(
     if !whole {
         let packed = StridedLayout::dense_like(l, Order::K)?;
         let cpu = CopyPlan::new(&packed, l)?;
-        Ok((packed, cpu, ptr))
+        Ok((packed, cpu, false))
     } else {
         let span = span_bytes(l) as i64;
         let bytes = StridedLayout::dense(&[span], 1, Order::C)?;
-        Ok((rebased(l)?, CopyPlan::new(&bytes, &bytes)?, lo))
+        Ok((rebased(l)?, CopyPlan::new(&bytes, &bytes)?, true))
     }
+}
+
+/// [`staging_layout`] of a source view, with the host region its plan reads.
+fn staging_plan<'v>(
+    v: &'v StridedMemoryView<'_>,
+    read: bool,
+) -> Result<(StridedLayout, CopyPlan, Region<'v>)> {
+    let (layout, cpu, whole) = staging_layout(v.layout(), read)?;
+    let host = if whole { v.span_region()? } else { v.region()? };
+    Ok((layout, cpu, host))
+}
+
+/// [`staging_layout`] of a destination view, with its writable host region.
+fn staging_plan_mut<'r>(
+    v: &StridedMemoryView<'_>,
+    mem: Region<'r>,
+) -> Result<(StridedLayout, CopyPlan, Region<'r>)> {
+    let (layout, cpu, whole) = staging_layout(v.layout(), false)?;
+    let host = if whole { span_of(v, mem)? } else { mem };
+    Ok((layout, cpu, host))
 }
 
 fn overlaps(a: &StridedMemoryView<'_>, b: &StridedMemoryView<'_>) -> bool {
@@ -324,13 +368,15 @@ impl StridedMemoryViewMut<'_> {
         stream: Option<&Arc<CudaStream>>,
         opts: &CopyOptions<'_>,
     ) -> Result<()> {
-        copy_into(&self.as_view(), &src.as_view(), stream, opts)
+        let dmem = self.region()?;
+        copy_into(&self.as_view(), dmem, &src.as_view(), stream, opts)
     }
 }
 
 /// The copy behind `copy_from`: `dst` is the read-only face of a writable view.
 fn copy_into(
     dst: &StridedMemoryView<'_>,
+    dmem: Region<'_>,
     src: &StridedMemoryView<'_>,
     stream: Option<&Arc<CudaStream>>,
     opts: &CopyOptions<'_>,
@@ -374,7 +420,7 @@ fn copy_into(
             return Ok(());
         }
         order_after_earlier_uses(dst, src, stream)?;
-        across::copy_across(dst, src, pair, &plan, stream, opts)?;
+        across::copy_across(dst, dmem, src, pair, &plan, stream, opts)?;
         return finish(dst, src, stream, opts);
     }
     if plan.volume == 0 {
@@ -383,7 +429,7 @@ fn copy_into(
     if let Some(s) = stream {
         order_after_earlier_uses(dst, src, s)?;
     }
-    run(dst, src, &plan, stream, opts)?;
+    run(dst, dmem, src, &plan, stream, opts)?;
     match stream {
         Some(stream) => finish(dst, src, stream, opts),
         None => Ok(()),
@@ -448,10 +494,11 @@ impl<A: Access> StridedMemoryViewBase<'_, A> {
         let mut out = vec![0u8; self.layout().volume() * isz];
         let dense = StridedLayout::dense(self.shape(), isz, Order::C)?;
         host::copy(
+            "copy",
             &CopyPlan::new(&dense, self.layout())?,
-            out.as_mut_ptr() as u64,
-            self.ptr(),
-        );
+            Region::of_host_mut(&mut out),
+            self.region()?,
+        )?;
         Ok(out)
     }
 }

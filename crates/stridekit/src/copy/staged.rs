@@ -7,7 +7,7 @@
 
 use super::host::{self, Direction};
 use crate::error::{driver, Result};
-use crate::memory::raw_copy;
+use crate::memory::{raw_copy, Region};
 use crate::runtime::Runtime;
 use cudarc::driver::{CudaEvent, CudaStream};
 use std::sync::Arc;
@@ -21,11 +21,10 @@ const SLOTS: usize = 4;
 /// Runs `f` with a ring of the stream's device (the runtime's idle one, or a new one);
 /// the stream is synchronized before the ring is reused, whatever `f` returns (a ring
 /// whose stream cannot be synchronized is dropped, not reused).
-fn with_ring<T>(stream: &Arc<CudaStream>, f: impl FnOnce(u64) -> Result<T>) -> Result<T> {
-    const OP: &str = "staged copy";
+fn with_ring<T>(stream: &Arc<CudaStream>, f: impl FnOnce(Region<'_>) -> Result<T>) -> Result<T> {
     let rt = Runtime::of_stream(OP, stream)?;
     let ring = rt.take_staging(OP, CHUNK * SLOTS)?;
-    let out = f(ring.ptr());
+    let out = f(Region::of_pinned(&ring));
     match stream.synchronize() {
         Ok(()) => rt.give_back_staging(OP, ring)?,
         Err(e) => {
@@ -36,27 +35,54 @@ fn with_ring<T>(stream: &Arc<CudaStream>, f: impl FnOnce(u64) -> Result<T>) -> R
     out
 }
 
+const OP: &str = "staged copy";
+
+/// The checks both directions make: the host side holds every byte the plan reaches on
+/// its source side (and is writable when written), the device side holds the plan's
+/// elements densely.
+fn check(
+    plan: &CopyPlan,
+    device: &Region<'_>,
+    host: &Region<'_>,
+    host_written: bool,
+) -> Result<()> {
+    host.check_host(OP)?;
+    if host_written {
+        host.check_writable(OP)?;
+    } else {
+        device.check_writable(OP)?;
+    }
+    let (_, on_host) = plan.byte_bounds()?;
+    host.check(OP, "host elements", on_host)?;
+    let dense = plan
+        .volume
+        .checked_mul(plan.itemsize)
+        .and_then(|b| i64::try_from(b).ok())
+        .ok_or_else(|| crate::error::invalid(OP, "the staged bytes overflow i64"))?;
+    device.check(OP, "device elements", 0..dense)
+}
+
 fn record(stream: &Arc<CudaStream>) -> Result<CudaEvent> {
     stream
         .record_event(None)
-        .map_err(driver("staged copy", "cuEventRecord"))
+        .map_err(driver(OP, "cuEventRecord"))
 }
 
 fn wait(ev: &CudaEvent) -> Result<()> {
-    ev.synchronize()
-        .map_err(driver("staged copy", "cuEventSynchronize"))
+    ev.synchronize().map_err(driver(OP, "cuEventSynchronize"))
 }
 
-/// Moves `plan`'s elements from pageable host memory at `host` (the plan's source side)
-/// into device memory at `device` (its destination side, which must be dense in the
-/// plan's order: element `i` at byte `i * itemsize`), chunk by chunk. Returns once every
-/// byte has reached the device.
+/// Moves `plan`'s elements from pageable host memory `host` (the plan's source side)
+/// into device memory `device` (its destination side, which must be dense in the plan's
+/// order: element `i` at byte `i * itemsize`), chunk by chunk. Returns once every byte has
+/// reached the device.
 pub(super) fn upload(
     plan: &CopyPlan,
-    device: u64,
-    host: u64,
+    device: Region<'_>,
+    host: Region<'_>,
     stream: &Arc<CudaStream>,
 ) -> Result<()> {
+    check(plan, &device, &host, false)?;
     let isz = plan.itemsize;
     let per_chunk = CHUNK / isz;
     with_ring(stream, |ring| {
@@ -69,17 +95,23 @@ pub(super) fn upload(
             if let Some(ev) = pending[slot].take() {
                 wait(&ev)?;
             }
-            let base = ring + (slot * CHUNK) as u64;
+            let len = (end - start) * isz;
+            let chunk = ring.sub(OP, slot * CHUNK, len)?;
             // The slot holds elements start..end at its offset 0.
             let shifted = shift_dst(plan, start);
-            host::copy_range_parallel(&shifted, base, host, start..end, Direction::Forward);
-            raw_copy(
-                "staged copy",
-                device + (start * isz) as u64,
-                base,
-                (end - start) * isz,
-                stream,
-            )?;
+            // SAFETY: the host side holds every source offset of the plan (checked); the
+            // shifted destination offsets of elements start..end are 0..len, inside the
+            // chunk; the ring is this copy's alone and its slot's last transfer is done.
+            unsafe {
+                host::copy_range_parallel(
+                    &shifted,
+                    chunk.base(),
+                    host.base(),
+                    start..end,
+                    Direction::Forward,
+                )
+            };
+            raw_copy(OP, device.sub(OP, start * isz, len)?, chunk, len, stream)?;
             pending[slot] = Some(record(stream)?);
             start = end;
             k += 1;
@@ -88,16 +120,16 @@ pub(super) fn upload(
     })
 }
 
-/// Moves dense device memory at `device` (the plan's destination side, element `i` at
-/// byte `i * itemsize`) into pageable host memory at `host` (the plan's source side),
-/// chunk by chunk, after the work already queued on `stream`. Returns once every byte is
-/// in place.
+/// Moves dense device memory `device` (the plan's destination side, element `i` at byte
+/// `i * itemsize`) into pageable host memory `host` (the plan's source side), chunk by
+/// chunk, after the work already queued on `stream`. Returns once every byte is in place.
 pub(super) fn download(
     plan: &CopyPlan,
-    host: u64,
-    device: u64,
+    host: Region<'_>,
+    device: Region<'_>,
     stream: &Arc<CudaStream>,
 ) -> Result<()> {
+    check(plan, &device, &host, true)?;
     let isz = plan.itemsize;
     let per_chunk = CHUNK / isz;
     let chunks = plan.volume.div_ceil(per_chunk);
@@ -106,11 +138,12 @@ pub(super) fn download(
         let issue = |k: usize, pending: &mut [Option<CudaEvent>; SLOTS]| -> Result<()> {
             let start = k * per_chunk;
             let end = (start + per_chunk).min(plan.volume);
+            let len = (end - start) * isz;
             raw_copy(
-                "staged copy",
-                ring + ((k % SLOTS) * CHUNK) as u64,
-                device + (start * isz) as u64,
-                (end - start) * isz,
+                OP,
+                ring.sub(OP, (k % SLOTS) * CHUNK, len)?,
+                device.sub(OP, start * isz, len)?,
+                len,
                 stream,
             )?;
             pending[k % SLOTS] = Some(record(stream)?);
@@ -126,14 +159,19 @@ pub(super) fn download(
             }
             let start = k * per_chunk;
             let end = (start + per_chunk).min(plan.volume);
-            let base = ring + (slot * CHUNK) as u64;
-            host::copy_range_parallel(
-                &shift_dst(plan, start),
-                base,
-                host,
-                start..end,
-                Direction::Backward,
-            );
+            let chunk = ring.sub(OP, slot * CHUNK, (end - start) * isz)?;
+            // SAFETY: the host side holds every source offset of the plan and is written
+            // only here (checked writable: an exclusive borrow); the chunk holds elements
+            // start..end at 0..len and its transfer is done (waited above).
+            unsafe {
+                host::copy_range_parallel(
+                    &shift_dst(plan, start),
+                    chunk.base(),
+                    host.base(),
+                    start..end,
+                    Direction::Backward,
+                )
+            };
             if k + SLOTS < chunks {
                 issue(k + SLOTS, &mut pending)?;
             }

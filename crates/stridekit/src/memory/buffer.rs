@@ -1,7 +1,7 @@
 //! `Buffer`: a span of memory, who frees it, and contiguous copies.
 
 use super::pending::{mark, PendingWork};
-use super::{Deallocate, MemoryKind};
+use super::{Deallocate, MemoryKind, Region};
 use crate::driver::{bind_stream, check};
 use crate::error::{driver, invalid, report_drop_failure, Result};
 use crate::pointer::{pointer_info, PointerKind};
@@ -244,7 +244,14 @@ impl Buffer {
             return Ok(());
         }
         self.pending.order_before(OP, stream)?;
-        raw_copy(OP, self.ptr, bytes.as_ptr() as u64, bytes.len(), stream)?;
+        let n = bytes.len();
+        raw_copy(
+            OP,
+            Region::of_buffer_mut(self),
+            Region::of_host(bytes),
+            n,
+            stream,
+        )?;
         stream
             .synchronize()
             .map_err(driver(OP, "cuStreamSynchronize"))
@@ -276,7 +283,14 @@ impl Buffer {
             return Ok(());
         }
         self.pending.order_before(OP, stream)?;
-        raw_copy(OP, bytes.as_mut_ptr() as u64, self.ptr, bytes.len(), stream)?;
+        let n = bytes.len();
+        raw_copy(
+            OP,
+            Region::of_host_mut(bytes),
+            Region::of_buffer(self),
+            n,
+            stream,
+        )?;
         stream
             .synchronize()
             .map_err(driver(OP, "cuStreamSynchronize"))
@@ -300,7 +314,14 @@ impl Buffer {
         }
         self.pending.order_before(OP, stream)?;
         src.pending.order_before(OP, stream)?;
-        raw_copy(OP, self.ptr, src.ptr, self.size, stream)?;
+        let n = self.size;
+        raw_copy(
+            OP,
+            Region::of_buffer_mut(self),
+            Region::of_buffer(src),
+            n,
+            stream,
+        )?;
         let done = mark(OP, stream)?;
         self.pending.record(OP, &done)?;
         src.pending.record(OP, &done)
@@ -334,8 +355,30 @@ impl Buffer {
     }
 }
 
-/// `cuMemcpyAsync` between two addresses of any kind (unified addressing).
+/// `cuMemcpyAsync` of the first `bytes` bytes of `src` into `dst` (any kinds: unified
+/// addressing), after checking that both regions hold them and `dst` may be written.
 pub(crate) fn raw_copy(
+    op: &'static str,
+    dst: Region<'_>,
+    src: Region<'_>,
+    bytes: usize,
+    stream: &Arc<CudaStream>,
+) -> Result<()> {
+    let n = i64::try_from(bytes).map_err(|_| invalid(op, format!("{bytes} bytes exceed i64")))?;
+    dst.check_writable(op)?;
+    dst.check(op, "copied bytes", 0..n)?;
+    src.check(op, "copied bytes", 0..n)?;
+    // SAFETY: both regions hold `bytes` bytes valid for the call (checked above; regions
+    // are made only by owners of their memory); the destination is writable.
+    unsafe { copy_bytes_unchecked(op, dst.base(), src.base(), bytes, stream) }
+}
+
+/// `cuMemcpyAsync` between two addresses.
+///
+/// # Safety
+/// `src..src + bytes` and `dst..dst + bytes` are memory valid until the copy is done, and
+/// nothing else writes the destination meanwhile.
+pub(crate) unsafe fn copy_bytes_unchecked(
     op: &'static str,
     dst: u64,
     src: u64,
@@ -343,9 +386,7 @@ pub(crate) fn raw_copy(
     stream: &Arc<CudaStream>,
 ) -> Result<()> {
     bind_stream(op, stream)?;
-    // SAFETY: callers pass spans of `bytes` bytes that they own or borrow for the copy's
-    // duration (host borrows wait on the stream before returning); the context of
-    // `stream` is current.
+    // SAFETY: the caller's promise; the context of `stream` is current.
     check(op, "cuMemcpyAsync", unsafe {
         crate::driver::memory::copy_async(dst, src, bytes, stream.cu_stream())
     })

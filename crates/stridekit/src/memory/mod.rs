@@ -6,14 +6,16 @@ mod host;
 mod managed;
 mod pending;
 mod pinned;
+mod region;
 
-pub(crate) use buffer::raw_copy;
 pub use buffer::Buffer;
+pub(crate) use buffer::{copy_bytes_unchecked, raw_copy};
 pub use device_pool::{DeviceMemoryResource, DevicePoolOptions};
 pub use host::HostMemoryResource;
 pub use managed::ManagedMemoryResource;
 pub(crate) use pending::{mark, PendingWork};
 pub use pinned::PinnedMemoryResource;
+pub(crate) use region::Region;
 
 use crate::error::Result;
 use cudarc::driver::CudaStream;

@@ -35,7 +35,7 @@ pub use dynamic::DynView;
 
 use crate::dtype::{DType, Element};
 use crate::error::{invalid, Result};
-use crate::memory::{Buffer, MemoryKind};
+use crate::memory::{Buffer, MemoryKind, Region};
 use std::any::Any;
 use std::fmt;
 use std::marker::PhantomData;
@@ -182,6 +182,15 @@ impl<'a, A: Access> StridedMemoryViewBase<'a, A> {
     /// Builds a view after checking the layout against the memory.
     pub(crate) fn from_parts(op: &'static str, p: Parts<'a>) -> Result<Self> {
         validate(op, p.size, &p.layout, p.dtype)?;
+        if p.ptr.checked_add(p.size as u64).is_none() || (p.ptr == 0 && p.size > 0) {
+            return Err(invalid(
+                op,
+                format!(
+                    "{} bytes at {:#x} are not an address range: a view's memory must not be null or wrap past the end of the address space",
+                    p.size, p.ptr
+                ),
+            ));
+        }
         Ok(Self {
             ptr: p.ptr,
             size: p.size,
@@ -344,6 +353,22 @@ impl<'a, A: Access> StridedMemoryViewBase<'a, A> {
         self.backing.pending()
     }
 
+    /// The view's memory as a region (writable for a writable view).
+    pub(crate) fn region(&self) -> Result<Region<'_>> {
+        // SAFETY: a view's memory stays valid while the view lives (a borrow, an owner it
+        // holds, or the promise of its `unsafe` constructor), and a writable view is the
+        // one writer of it.
+        unsafe { Region::from_raw("view", self.ptr, self.size, self.kind, A::WRITABLE) }
+    }
+
+    /// The part of the view's memory its elements occupy, from the lowest, read only.
+    pub(crate) fn span_region(&self) -> Result<Region<'_>> {
+        let (lo, hi) = self.byte_span();
+        self.region()?
+            .read_only()
+            .sub("view", (lo - self.ptr) as usize, (hi - lo) as usize)
+    }
+
     /// The byte range `[start, end)` the view's elements occupy (empty for an empty view).
     pub(crate) fn byte_span(&self) -> (u64, u64) {
         if self.layout.volume() == 0 {
@@ -394,7 +419,8 @@ impl<'a, A: Access> StridedMemoryViewBase<'a, A> {
         }
         let dense = StridedLayout::dense(self.layout.shape(), self.layout.itemsize(), Order::C)?;
         let plan = stridekit_layout::CopyPlan::new(&dense, &self.layout)?;
-        crate::copy::host::copy(&plan, out.as_mut_ptr() as u64, self.ptr);
+        let bytes: &mut [u8] = bytemuck::cast_slice_mut(&mut out);
+        crate::copy::host::copy(OP, &plan, Region::of_host_mut(bytes), self.region()?)?;
         Ok(out)
     }
 }

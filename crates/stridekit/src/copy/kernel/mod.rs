@@ -15,7 +15,7 @@ mod tiled;
 mod transpose;
 
 use crate::error::{driver, Error, Result};
-use crate::memory::raw_copy;
+use crate::memory::{copy_bytes_unchecked, Region};
 use crate::runtime::{FunctionKey, Runtime};
 use cudarc::driver::{CudaFunction, CudaStream};
 use std::sync::Arc;
@@ -153,9 +153,37 @@ fn resident_blocks(
     })
 }
 
-/// Runs the copy of `plan` from `src` to `dst` (device-accessible addresses of offset 0)
-/// on `stream`: its schedule's memcpys and kernels, in order.
-pub(crate) fn launch(plan: &CopyPlan, dst: u64, src: u64, stream: &Arc<CudaStream>) -> Result<()> {
+/// Runs the copy of `plan` from `src` to `dst` (the plan's offsets count from each
+/// region's base) on `stream`: its schedule's memcpys and kernels, in order. Checked
+/// first: every byte the plan reaches lies inside its region, the destination is
+/// writable, and both are memory the GPU can reach.
+pub(crate) fn launch(
+    plan: &CopyPlan,
+    dst: Region<'_>,
+    src: Region<'_>,
+    stream: &Arc<CudaStream>,
+) -> Result<()> {
+    const OP: &str = "copy on the device";
+    if plan.volume == 0 {
+        return Ok(());
+    }
+    dst.check_writable(OP)?;
+    for r in [&dst, &src] {
+        if !r.kind().is_device_accessible() {
+            return Err(crate::error::invalid(
+                OP,
+                format!(
+                    "{:?} memory at {:#x} cannot be reached by kernels",
+                    r.kind(),
+                    r.base()
+                ),
+            ));
+        }
+    }
+    let (d, s) = plan.byte_bounds()?;
+    dst.check(OP, "destination elements", d)?;
+    src.check(OP, "source elements", s)?;
+    let (dst, src) = (dst.base(), src.base());
     if plan.is_contiguous() {
         // One run of bytes (most small copies): no schedule to build.
         return memcpy(plan, dst, src, stream);
@@ -166,13 +194,18 @@ pub(crate) fn launch(plan: &CopyPlan, dst: u64, src: u64, stream: &Arc<CudaStrea
 /// The gap-free run of `p` between base addresses `dst` and `src`: one `cuMemcpyAsync`.
 fn memcpy(p: &CopyPlan, dst: u64, src: u64, stream: &Arc<CudaStream>) -> Result<()> {
     let isz = p.itemsize as i64;
-    raw_copy(
-        "copy",
-        dst.wrapping_add_signed(p.dst_offset * isz),
-        src.wrapping_add_signed(p.src_offset * isz),
-        p.volume * p.itemsize,
-        stream,
-    )
+    // SAFETY: `p` is the checked plan of `launch` or a step of its schedule, which stays
+    // within the plan's byte bounds (the schedule's CPU simulator tests this), so both
+    // runs lie in the checked regions.
+    unsafe {
+        copy_bytes_unchecked(
+            "copy",
+            dst.wrapping_add_signed(p.dst_offset * isz),
+            src.wrapping_add_signed(p.src_offset * isz),
+            p.volume * p.itemsize,
+            stream,
+        )
+    }
 }
 
 /// Runs `steps` between base addresses `dst` and `src`, in order.

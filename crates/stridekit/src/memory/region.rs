@@ -1,0 +1,177 @@
+//! `Region`: a span of memory that an owner keeps valid for `'a`. It is the only way the
+//! copy engines, the host copy and raw copies receive memory (not raw addresses), and
+//! every one of them checks the bytes it will touch against its regions first: a plan or
+//! a size that reaches outside is an error, never an out-of-bounds access.
+
+use super::{Buffer, MemoryKind};
+use crate::error::{invalid, Result};
+use std::marker::PhantomData;
+use std::ops::Range;
+
+/// A span of valid memory: base address, size, kind, and whether it may be
+/// written through this region.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Region<'a> {
+    base: u64,
+    size: usize,
+    kind: MemoryKind,
+    writable: bool,
+    _borrow: PhantomData<&'a ()>,
+}
+
+impl<'a> Region<'a> {
+    /// A buffer's memory (writable: device memory is written through shared handles, as
+    /// the driver allows; host buffers are written only by their exclusive borrowers,
+    /// which make their regions from `&mut Buffer`).
+    pub(crate) fn of_buffer(b: &'a Buffer) -> Region<'a> {
+        Region {
+            base: b.ptr(),
+            size: b.size(),
+            kind: b.kind(),
+            writable: b.kind() != MemoryKind::Host,
+            _borrow: PhantomData,
+        }
+    }
+
+    /// A buffer's memory, borrowed exclusively: writable whatever its kind.
+    pub(crate) fn of_buffer_mut(b: &'a mut Buffer) -> Region<'a> {
+        Region {
+            writable: true,
+            ..Region::of_buffer(b)
+        }
+    }
+
+    /// Host bytes, read only.
+    pub(crate) fn of_host(bytes: &'a [u8]) -> Region<'a> {
+        Region {
+            base: bytes.as_ptr() as u64,
+            size: bytes.len(),
+            kind: MemoryKind::Host,
+            writable: false,
+            _borrow: PhantomData,
+        }
+    }
+
+    /// Host bytes, borrowed exclusively.
+    pub(crate) fn of_host_mut(bytes: &'a mut [u8]) -> Region<'a> {
+        Region {
+            writable: true,
+            ..Region::of_host(bytes)
+        }
+    }
+
+    /// A pinned staging block.
+    pub(crate) fn of_pinned(b: &'a crate::driver::PinnedBlock) -> Region<'a> {
+        Region {
+            base: b.ptr(),
+            size: b.size(),
+            kind: MemoryKind::PinnedHost,
+            writable: true,
+            _borrow: PhantomData,
+        }
+    }
+
+    /// A region of memory known by address.
+    ///
+    /// # Safety
+    /// `base..base + size` is memory of `kind` that stays valid for `'a`,
+    /// and, if `writable`, that nothing else reads or writes meanwhile except through
+    /// regions of it.
+    pub(crate) unsafe fn from_raw(
+        op: &'static str,
+        base: u64,
+        size: usize,
+        kind: MemoryKind,
+        writable: bool,
+    ) -> Result<Region<'a>> {
+        if size > 0 && base == 0 {
+            return Err(invalid(op, format!("a null address with {size} bytes")));
+        }
+        if base.checked_add(size as u64).is_none() {
+            return Err(invalid(
+                op,
+                format!("{size} bytes at {base:#x} wrap past the end of the address space"),
+            ));
+        }
+        Ok(Region {
+            base,
+            size,
+            kind,
+            writable,
+            _borrow: PhantomData,
+        })
+    }
+
+    pub(crate) fn base(&self) -> u64 {
+        self.base
+    }
+    pub(crate) fn kind(&self) -> MemoryKind {
+        self.kind
+    }
+
+    /// The same memory, read only.
+    pub(crate) fn read_only(self) -> Region<'a> {
+        Region {
+            writable: false,
+            ..self
+        }
+    }
+
+    /// `len` bytes from `offset`.
+    pub(crate) fn sub(&self, op: &'static str, offset: usize, len: usize) -> Result<Region<'a>> {
+        self.check(
+            op,
+            "bytes",
+            offset as i64..(offset as i64).saturating_add(len as i64),
+        )?;
+        Ok(Region {
+            base: self.base + offset as u64,
+            size: len,
+            ..*self
+        })
+    }
+
+    /// Fails unless the byte offsets `range` (relative to the base) lie inside.
+    pub(crate) fn check(&self, op: &'static str, what: &str, range: Range<i64>) -> Result<()> {
+        if range.is_empty() {
+            return Ok(());
+        }
+        if range.start < 0 || range.end as u64 > self.size as u64 || range.end < 0 {
+            return Err(invalid(
+                op,
+                format!(
+                    "the {what} reach bytes {}..{} of a {}-byte region of {:?} memory at {:#x}; every byte touched must lie inside the memory",
+                    range.start, range.end, self.size, self.kind, self.base
+                ),
+            ));
+        }
+        Ok(())
+    }
+
+    /// Fails unless the region may be written.
+    pub(crate) fn check_writable(&self, op: &'static str) -> Result<()> {
+        if self.writable {
+            Ok(())
+        } else {
+            Err(invalid(
+                op,
+                format!("the {:?} memory at {:#x} is borrowed read-only and cannot be a copy's destination", self.kind, self.base),
+            ))
+        }
+    }
+
+    /// Fails unless the CPU may touch the region.
+    pub(crate) fn check_host(&self, op: &'static str) -> Result<()> {
+        if self.kind.is_host_accessible() {
+            Ok(())
+        } else {
+            Err(invalid(
+                op,
+                format!(
+                    "the {:?} memory at {:#x} is not host memory; the CPU cannot copy it",
+                    self.kind, self.base
+                ),
+            ))
+        }
+    }
+}
