@@ -286,6 +286,42 @@ impl StridedLayout {
         self.max_offset
     }
 
+    /// The bytes the elements occupy: the byte offset of the lowest (relative to element
+    /// offset 0, negative when strides reach below it) and the bytes from there to the
+    /// end of the highest; `(0, 0)` when empty.
+    ///
+    /// ```
+    /// use stridekit_layout::{s, Order, StridedLayout};
+    /// let l = StridedLayout::dense(&[3, 4], 2, Order::C)?.sliced(s![..;-1])?;
+    /// assert_eq!(l.byte_span(), (0, 24));
+    /// let moved = StridedLayout::new(&[4], &[-1], 2)?;      // offsets 0, -1, -2, -3
+    /// assert_eq!(moved.byte_span(), (-6, 8));
+    /// assert_eq!(moved.rebased()?.slice_offset(), 3);
+    /// # Ok::<(), stridekit_layout::LayoutError>(())
+    /// ```
+    pub fn byte_span(&self) -> (i64, usize) {
+        if self.volume() == 0 {
+            return (0, 0);
+        }
+        // Checked at construction: every byte offset, and one past the last, fits in i64.
+        let isz = self.itemsize as i64;
+        (
+            self.min_offset * isz,
+            ((self.max_offset - self.min_offset + 1) * isz) as usize,
+        )
+    }
+
+    /// The same layout moved so that its lowest element sits at offset 0 (the layout of
+    /// its elements in a buffer that starts at the lowest one).
+    pub fn rebased(&self) -> Result<StridedLayout> {
+        StridedLayout::with_offset(
+            self.shape(),
+            self.strides(),
+            self.itemsize,
+            self.slice_offset - self.min_offset,
+        )
+    }
+
     /// Bytes an allocation needs so that every element falls inside it:
     /// `(max_offset + 1) * itemsize`. Fails when `min_offset < 0`.
     pub fn required_size_in_bytes(&self) -> Result<usize> {

@@ -44,10 +44,10 @@ pub use dlpack::DlpackTensor;
 pub use driver::{cuda_available, driver_version};
 pub use dtype::{dlpack_code, DType, Element};
 pub use error::{Error, Result};
-pub use managed::{ManagedBuffer, ManagedRange};
+pub use managed::{ManagedBuffer, ManagedMemoryResource, ManagedRange};
 pub use memory::{
-    Buffer, DeviceMemoryResource, DevicePoolOptions, HostMemoryResource, ManagedMemoryResource,
-    MemoryKind, MemoryResource, PinnedMemoryResource,
+    Buffer, DeviceMemoryResource, DevicePoolOptions, HostMemoryResource, MemoryKind,
+    MemoryResource, PinnedMemoryResource,
 };
 pub use pointer::{pointer_info, PointerInfo, PointerKind};
 pub use stream::{StreamOrder, StreamValue};

@@ -11,7 +11,7 @@
 //! stream there, ordered after the given stream's work and before what is queued on it
 //! afterwards (events; no host wait).
 
-use super::{kernel, run, CopyOptions};
+use super::{kernel, run, CopyOptions, Operand};
 use crate::device::Device;
 use crate::driver::{bind_stream, check, memory as dmem};
 use crate::error::Result;
@@ -19,15 +19,14 @@ use crate::memory::{mark, DeviceMemoryResource, MemoryResource, Region};
 use crate::peer;
 use crate::runtime::Runtime;
 use crate::stream::wait_for_producer;
-use crate::view::StridedMemoryView;
 use cudarc::driver::CudaStream;
 use std::sync::Arc;
 use stridekit_layout::{CopyPlan, Order, StridedLayout};
 
 pub(super) fn copy_across(
-    dst: &StridedMemoryView<'_>,
+    dst: &Operand<'_>,
     dmem: Region<'_>,
-    src: &StridedMemoryView<'_>,
+    src: &Operand<'_>,
     (dd, sd): (usize, usize),
     plan: &CopyPlan,
     stream: &Arc<CudaStream>,
@@ -79,7 +78,7 @@ pub(super) fn copy_across(
     let bytes = packed.volume() * packed.itemsize();
     let (dev_s, dev_d) = (Device::open(sd)?, Device::open(dd)?);
     let tmp_s = DeviceMemoryResource::new(&dev_s)?.allocate(bytes, &s_src)?;
-    let gathered = StridedMemoryView::from_buffer(&tmp_s, packed.clone(), src.dtype())?;
+    let gathered = Operand::of_buffer(OP, &tmp_s, packed.clone(), src.dtype())?;
     run(
         &gathered,
         Region::of_buffer(&tmp_s),
@@ -104,7 +103,7 @@ pub(super) fn copy_across(
         )
     })?;
     tmp_s.pending().record(OP, &mark(OP, &s_dst)?)?;
-    let moved = StridedMemoryView::from_buffer(&tmp_d, packed.clone(), src.dtype())?;
+    let moved = Operand::of_buffer(OP, &tmp_d, packed.clone(), src.dtype())?.read_only();
     run(
         dst,
         dmem,

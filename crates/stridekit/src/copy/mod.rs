@@ -14,26 +14,23 @@
 //! Overlapping source and destination behave as if the source were copied out first.
 
 mod across;
-pub(crate) mod external;
 pub(crate) mod host;
 mod kernel;
+mod operand;
 mod staged;
 
 use crate::device::Device;
-#[cfg(test)]
-use crate::error::Error;
 use crate::error::{driver, invalid, Result};
 use crate::memory::{mark, raw_copy, Region};
 use crate::memory::{
     Buffer, DeviceMemoryResource, MemoryKind, MemoryResource, PinnedMemoryResource,
 };
-use crate::view::access::Access;
-use crate::view::{StridedMemoryView, StridedMemoryViewBase, StridedMemoryViewMut};
 use cudarc::driver::CudaStream;
+pub(crate) use operand::Operand;
 use std::sync::Arc;
 use stridekit_layout::{CopyPlan, Order, StridedLayout};
 
-/// Options for [`StridedMemoryView::copy_from_with`].
+/// Options for [`StridedMemoryViewMut::copy_from_with`](crate::StridedMemoryViewMut::copy_from_with).
 #[derive(Default, Clone, Copy)]
 pub struct CopyOptions<'r> {
     /// Wait for the copy before returning. Default: device to device returns at once;
@@ -54,36 +51,17 @@ enum Side {
 
 /// The device whose kernels own a view's memory (device and managed memory only; pinned
 /// host memory is reachable from every device).
-fn gpu_device(v: &StridedMemoryView<'_>) -> Option<usize> {
+fn gpu_device(v: &Operand<'_>) -> Option<usize> {
     match v.kind() {
         MemoryKind::Device | MemoryKind::Managed => v.device_ordinal(),
         MemoryKind::Host | MemoryKind::PinnedHost => None,
     }
 }
 
-fn side(v: &StridedMemoryView<'_>) -> Side {
+fn side(v: &Operand<'_>) -> Side {
     match v.kind() {
         MemoryKind::Host | MemoryKind::PinnedHost => Side::Host,
         MemoryKind::Device | MemoryKind::Managed => Side::Device,
-    }
-}
-
-/// A view's layout moved so that its lowest element sits at offset 0 of a new span.
-fn rebased(l: &StridedLayout) -> Result<StridedLayout> {
-    let shift = l.min_offset();
-    Ok(StridedLayout::with_offset(
-        l.shape(),
-        l.strides(),
-        l.itemsize(),
-        l.slice_offset() - shift,
-    )?)
-}
-
-fn span_bytes(l: &StridedLayout) -> usize {
-    if l.volume() == 0 {
-        0
-    } else {
-        ((l.max_offset() - l.min_offset() + 1) as usize) * l.itemsize()
     }
 }
 
@@ -117,9 +95,9 @@ impl Ctx<'_, '_> {
 /// The copy itself: `dst` and `src` were checked to be compatible; `dmem` is the
 /// destination's memory, writable.
 fn run(
-    dst: &StridedMemoryView<'_>,
+    dst: &Operand<'_>,
     dmem: Region<'_>,
-    src: &StridedMemoryView<'_>,
+    src: &Operand<'_>,
     plan: &CopyPlan,
     stream: Option<&Arc<CudaStream>>,
     opts: &CopyOptions<'_>,
@@ -163,12 +141,12 @@ fn run(
     };
     // Overlap: copy the source out first, then copy from the copy.
     if overlaps(dst, src) {
-        let bytes = span_bytes(src.layout());
+        let bytes = src.layout().byte_span().1;
         let tmp = cx.temp(bytes)?;
         let span = src.span_region()?;
         raw_copy(OP, Region::of_buffer(&tmp), span, bytes, stream)?;
-        let moved = rebased(src.layout())?;
-        let tmp_view = StridedMemoryView::from_buffer(&tmp, moved, src.dtype())?;
+        let moved = src.layout().rebased()?;
+        let tmp_view = Operand::of_buffer(OP, &tmp, moved, src.dtype())?.read_only();
         let p = CopyPlan::new(dst.layout(), tmp_view.layout())?;
         return run(dst, dmem, &tmp_view, &p, Some(stream), opts);
     }
@@ -192,21 +170,21 @@ fn run(
 /// A host source too sparse to move whole is packed first; "too sparse": its span is
 /// more than twice the bytes of its elements.
 fn sparse(l: &StridedLayout) -> bool {
-    span_bytes(l) > 2 * l.volume() * l.itemsize()
+    l.byte_span().1 > 2 * l.volume() * l.itemsize()
 }
 
 fn host_to_device(
     cx: &Ctx<'_, '_>,
     dmem: Region<'_>,
-    dst: &StridedMemoryView<'_>,
-    src: &StridedMemoryView<'_>,
+    dst: &Operand<'_>,
+    src: &Operand<'_>,
 ) -> Result<()> {
     const OP: &str = "copy host to device";
     if src.kind() == MemoryKind::Host {
         // Pageable: packed (or its span copied) by the CPU into pinned chunks that move
         // while the next is packed; the GPU does the strided part.
         let (packed, cpu, host) = staging_plan(src, true)?;
-        let tmp = cx.temp(span_bytes(&packed))?;
+        let tmp = cx.temp(packed.byte_span().1)?;
         staged::upload(&cpu, Region::of_buffer(&tmp), host, cx.stream)?;
         let plan = CopyPlan::new(dst.layout(), &packed)?;
         return cx.on_device(&plan, dmem, Region::of_buffer(&tmp));
@@ -215,15 +193,15 @@ fn host_to_device(
     let (staged_layout, staged): (StridedLayout, Region<'_>) = if sparse(src.layout()) {
         // Pack on the CPU into pinned memory, in the destination's order.
         let packed = StridedLayout::dense_like(dst.layout(), Order::K)?;
-        pin = cx.staging(span_bytes(&packed))?;
+        pin = cx.staging(packed.byte_span().1)?;
         let p = CopyPlan::new(&packed, src.layout())?;
         host::copy(OP, &p, Region::of_buffer(&pin), src.region()?)?;
         pin.pending().record(OP, &mark(OP, cx.stream)?)?;
         (packed, Region::of_buffer(&pin))
     } else {
-        (rebased(src.layout())?, src.span_region()?)
+        (src.layout().rebased()?, src.span_region()?)
     };
-    let bytes = span_bytes(&staged_layout);
+    let bytes = staged_layout.byte_span().1;
     let tmp = cx.temp(bytes)?;
     raw_copy(OP, Region::of_buffer(&tmp), staged, bytes, cx.stream)?;
     let plan = CopyPlan::new(dst.layout(), &staged_layout)?;
@@ -233,14 +211,14 @@ fn host_to_device(
 fn device_to_host(
     cx: &Ctx<'_, '_>,
     dmem: Region<'_>,
-    dst: &StridedMemoryView<'_>,
-    src: &StridedMemoryView<'_>,
+    dst: &Operand<'_>,
+    src: &Operand<'_>,
 ) -> Result<()> {
     const OP: &str = "copy device to host";
     if dst.kind() == MemoryKind::Host {
         // Pageable: the GPU packs; pinned chunks move while the CPU unpacks the last one.
         let (packed, cpu, host) = staging_plan_mut(dst, dmem)?;
-        let tmp = cx.temp(span_bytes(&packed))?;
+        let tmp = cx.temp(packed.byte_span().1)?;
         cx.on_device(
             &CopyPlan::new(&packed, src.layout())?,
             Region::of_buffer(&tmp),
@@ -250,8 +228,8 @@ fn device_to_host(
     }
     if dst.layout().is_contiguous_any() {
         // Build the destination's exact span on the device, then move it whole.
-        let moved = rebased(dst.layout())?;
-        let bytes = span_bytes(&moved);
+        let moved = dst.layout().rebased()?;
+        let bytes = moved.byte_span().1;
         let tmp = cx.temp(bytes)?;
         let plan = CopyPlan::new(&moved, src.layout())?;
         cx.on_device(&plan, Region::of_buffer(&tmp), src.region()?)?;
@@ -265,7 +243,7 @@ fn device_to_host(
     }
     // Gaps in the destination must keep their bytes: pack on the device, move, scatter on the CPU.
     let packed = StridedLayout::dense(dst.shape(), dst.layout().itemsize(), Order::C)?;
-    let bytes = span_bytes(&packed);
+    let bytes = packed.byte_span().1;
     let tmp = cx.temp(bytes)?;
     cx.on_device(
         &CopyPlan::new(&packed, src.layout())?,
@@ -292,9 +270,9 @@ fn device_to_host(
 }
 
 /// The part of a view's region its elements occupy (from its lowest byte).
-fn span_of<'r>(v: &StridedMemoryView<'_>, mem: Region<'r>) -> Result<Region<'r>> {
+fn span_of<'r>(v: &Operand<'_>, mem: Region<'r>) -> Result<Region<'r>> {
     let (lo, _) = v.byte_span();
-    mem.sub("copy", (lo - v.ptr()) as usize, span_bytes(v.layout()))
+    mem.sub("copy", (lo - v.ptr()) as usize, v.layout().byte_span().1)
 }
 
 /// How a pageable host view is staged: the layout its bytes have on the device, the
@@ -314,15 +292,15 @@ fn staging_layout(l: &StridedLayout, read: bool) -> Result<(StridedLayout, CopyP
         let cpu = CopyPlan::new(&packed, l)?;
         Ok((packed, cpu, false))
     } else {
-        let span = span_bytes(l) as i64;
+        let span = l.byte_span().1 as i64;
         let bytes = StridedLayout::dense(&[span], 1, Order::C)?;
-        Ok((rebased(l)?, CopyPlan::new(&bytes, &bytes)?, true))
+        Ok((l.rebased()?, CopyPlan::new(&bytes, &bytes)?, true))
     }
 }
 
 /// [`staging_layout`] of a source view, with the host region its plan reads.
 fn staging_plan<'v>(
-    v: &'v StridedMemoryView<'_>,
+    v: &'v Operand<'_>,
     read: bool,
 ) -> Result<(StridedLayout, CopyPlan, Region<'v>)> {
     let (layout, cpu, whole) = staging_layout(v.layout(), read)?;
@@ -332,7 +310,7 @@ fn staging_plan<'v>(
 
 /// [`staging_layout`] of a destination view, with its writable host region.
 fn staging_plan_mut<'r>(
-    v: &StridedMemoryView<'_>,
+    v: &Operand<'_>,
     mem: Region<'r>,
 ) -> Result<(StridedLayout, CopyPlan, Region<'r>)> {
     let (layout, cpu, whole) = staging_layout(v.layout(), false)?;
@@ -340,48 +318,22 @@ fn staging_plan_mut<'r>(
     Ok((layout, cpu, host))
 }
 
-fn overlaps(a: &StridedMemoryView<'_>, b: &StridedMemoryView<'_>) -> bool {
+fn overlaps(a: &Operand<'_>, b: &Operand<'_>) -> bool {
     let (a0, a1) = a.byte_span();
     let (b0, b1) = b.byte_span();
     a0 < b1 && b0 < a1
 }
 
-impl StridedMemoryViewMut<'_> {
-    /// Copies `src` into this view, element by element in logical order, on `stream`
-    /// (`None` is enough when both views are in pageable host memory). See [`CopyOptions`]
-    /// for the defaults.
-    ///
-    /// Rejected before any work: different shapes or itemsizes, a destination that maps
-    /// two elements to one address, views on different devices, a stream of another device.
-    pub fn copy_from<B: Access>(
-        &mut self,
-        src: &StridedMemoryViewBase<'_, B>,
-        stream: Option<&Arc<CudaStream>>,
-    ) -> Result<()> {
-        self.copy_from_with(src, stream, &CopyOptions::default())
-    }
-
-    /// [`copy_from`](Self::copy_from) with options.
-    pub fn copy_from_with<B: Access>(
-        &mut self,
-        src: &StridedMemoryViewBase<'_, B>,
-        stream: Option<&Arc<CudaStream>>,
-        opts: &CopyOptions<'_>,
-    ) -> Result<()> {
-        let dmem = self.region()?;
-        copy_into(&self.as_view(), dmem, &src.as_view(), stream, opts)
-    }
-}
-
-/// The copy behind `copy_from`: `dst` is the read-only face of a writable view.
-fn copy_into(
-    dst: &StridedMemoryView<'_>,
-    dmem: Region<'_>,
-    src: &StridedMemoryView<'_>,
+/// The copy behind every `copy_from`: checked, planned and run on `stream`.
+pub(crate) fn copy_into(
+    dst: &Operand<'_>,
+    src: &Operand<'_>,
     stream: Option<&Arc<CudaStream>>,
     opts: &CopyOptions<'_>,
 ) -> Result<()> {
     const OP: &str = "copy";
+    dst.check_writable(OP)?;
+    let dmem = dst.region()?;
     let plan = CopyPlan::new(dst.layout(), src.layout())?;
     let across = match (gpu_device(dst), gpu_device(src)) {
         (Some(a), Some(b)) if a != b => Some((a, b)),
@@ -439,8 +391,8 @@ fn copy_into(
 /// Before a copy on `stream`: the stream waits for every GPU use recorded on either
 /// view's memory (on whatever stream it ran).
 fn order_after_earlier_uses(
-    dst: &StridedMemoryView<'_>,
-    src: &StridedMemoryView<'_>,
+    dst: &Operand<'_>,
+    src: &Operand<'_>,
     stream: &Arc<CudaStream>,
 ) -> Result<()> {
     for p in [dst.pending(), src.pending()].into_iter().flatten() {
@@ -453,8 +405,8 @@ fn order_after_earlier_uses(
 /// uses and host reads wait for it), then waits when the copy touches host memory or
 /// the caller asked to block.
 fn finish(
-    dst: &StridedMemoryView<'_>,
-    src: &StridedMemoryView<'_>,
+    dst: &Operand<'_>,
+    src: &Operand<'_>,
     stream: &Arc<CudaStream>,
     opts: &CopyOptions<'_>,
 ) -> Result<()> {
@@ -478,18 +430,9 @@ fn finish(
     Ok(())
 }
 
-impl<A: Access> StridedMemoryViewBase<'_, A> {
-    /// Copies this view into `dst`; see [`StridedMemoryViewMut::copy_from`].
-    pub fn copy_to(
-        &self,
-        dst: &mut StridedMemoryViewMut<'_>,
-        stream: Option<&Arc<CudaStream>>,
-    ) -> Result<()> {
-        dst.copy_from(self, stream)
-    }
-
-    /// The elements as bytes in row-major order (host-accessible views).
-    pub(crate) fn to_vec_bytes(&self) -> Result<Vec<u8>> {
+impl Operand<'_> {
+    /// The elements as bytes in row-major order (host-accessible operands).
+    fn to_vec_bytes(&self) -> Result<Vec<u8>> {
         let isz = self.layout().itemsize();
         let mut out = vec![0u8; self.layout().volume() * isz];
         let dense = StridedLayout::dense(self.shape(), isz, Order::C)?;
@@ -500,30 +443,5 @@ impl<A: Access> StridedMemoryViewBase<'_, A> {
             self.region()?,
         )?;
         Ok(out)
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn copies_between_devices_need_a_stream_and_are_checked_before_any_work() {
-        let mut a = vec![0u32; 4];
-        let b = vec![0u32; 4];
-        let l = StridedLayout::dense(&[4], 4, Order::C).unwrap();
-        let mut dst = StridedMemoryViewMut::from_slice_mut(&mut a, l.clone())
-            .unwrap()
-            .on_fake_device(0);
-        let src = StridedMemoryView::from_slice_with_layout(&b, l)
-            .unwrap()
-            .on_fake_device(1);
-        let e = dst.copy_from(&src, None).unwrap_err();
-        assert!(matches!(e, Error::Invalid { .. }));
-        assert!(
-            e.to_string()
-                .contains("a copy between two devices runs on the GPU and needs a stream"),
-            "{e}"
-        );
     }
 }

@@ -2,13 +2,11 @@
 
 use super::dtype::dtype_from_dlpack;
 use crate::error::{invalid, Error, Result};
+use crate::memory::span_at;
 use crate::memory::MemoryKind;
 use crate::pointer::{pointer_info, PointerKind};
-use crate::view::access::{Access, ReadOnly, ReadWrite};
-use crate::view::{span_at, Backing, Parts, StridedMemoryViewBase};
 use dlpark::ffi::{DLDevice, DLDeviceType, DLManagedTensor, DLManagedTensorVersioned, DLTensor};
 use dlpark::{AllocationDeleter, DlpackFlags, ManagedTensorBase};
-use std::sync::Arc;
 use stridekit_layout::{Order, StridedLayout, MAX_NDIM};
 
 /// A DLPack tensor handed over to stridekit: the versioned (1.x) or the legacy (0.x) ABI.
@@ -97,7 +95,7 @@ impl DlpackTensor {
         }
     }
 
-    fn tensor(&self) -> &DLTensor {
+    pub(crate) fn tensor(&self) -> &DLTensor {
         match self {
             // SAFETY: each handle owns a live managed tensor whose metadata stays unchanged
             // while it is held (the constructors' contract).
@@ -107,32 +105,11 @@ impl DlpackTensor {
         }
     }
 
-    fn into_deleter(self) -> AllocationDeleter {
+    pub(crate) fn into_deleter(self) -> AllocationDeleter {
         match self {
             DlpackTensor::Versioned(t) => t.into_deleter(),
             DlpackTensor::Legacy(t) => t.into_deleter(),
         }
-    }
-}
-
-/// The owner of an imported tensor, shared by every view made from it: dropping the last
-/// one calls the producer's deleter, once.
-pub(crate) struct Imported {
-    deleter: Option<AllocationDeleter>,
-    pub(crate) flags: DlpackFlags,
-    /// The GPU work stridekit queued on the tensor's memory: the deleter waits for it.
-    pub(crate) pending: crate::memory::PendingWork,
-}
-
-impl Drop for Imported {
-    fn drop(&mut self) {
-        if let Err(e) = self.pending.wait_host("drop an imported DLPack tensor") {
-            crate::error::report_drop_failure(
-                "wait for the GPU work on an imported DLPack tensor",
-                &e.to_string(),
-            );
-        }
-        drop(self.deleter.take());
     }
 }
 
@@ -296,126 +273,31 @@ fn describe(op: &'static str, dl: &DLTensor) -> Result<(Option<crate::DType>, St
     Ok((dtype, layout, first))
 }
 
-/// A view of the memory `dl` describes, kept alive by what `backing` makes (called only
-/// once everything was checked).
-fn view_of<A: Access>(
-    op: &'static str,
-    dl: &DLTensor,
-    backing: impl FnOnce() -> Backing<'static>,
-) -> Result<StridedMemoryViewBase<'static, A>> {
+/// What a `DLTensor` describes, checked: the lowest byte its elements reach, the bytes
+/// from there, the memory's kind and device (checked against the driver), the layout
+/// moved to that base, and the dtype.
+pub(crate) struct Described {
+    pub base: u64,
+    pub size: usize,
+    pub kind: MemoryKind,
+    pub device: Option<usize>,
+    pub layout: StridedLayout,
+    pub dtype: Option<crate::DType>,
+}
+
+/// Checks and describes the memory of `dl`.
+pub(crate) fn describe_memory(op: &'static str, dl: &DLTensor) -> Result<Described> {
     let (dtype, layout, first) = describe(op, dl)?;
-    // The view's base is the lowest byte any element reaches (negative strides reach
-    // below the first element).
+    // The base is the lowest byte any element reaches (negative strides reach below the
+    // first element).
     let (base, size, layout) = span_at(op, first, &layout)?;
     let (kind, device) = locate(op, dl.device, base, layout.volume() == 0)?;
-    StridedMemoryViewBase::from_parts(
-        op,
-        Parts {
-            ptr: base,
-            size,
-            kind,
-            device,
-            layout,
-            dtype,
-            backing: backing(),
-        },
-    )
-}
-
-/// A view of a borrowed `DLTensor` (DLPack's non-owning exchange), kept alive by `owner`.
-///
-/// # Safety
-/// `dl`'s arrays must be readable for the call; its data must stay valid while `owner`
-/// lives, and nobody may write it (for a writable view: touch it) meanwhile.
-unsafe fn borrowed<A: Access, O: std::any::Any + Send + Sync>(
-    op: &'static str,
-    dl: &DLTensor,
-    owner: O,
-) -> Result<StridedMemoryViewBase<'static, A>> {
-    view_of(op, dl, move || Backing::Owned(Arc::new(owner)))
-}
-
-impl StridedMemoryViewBase<'static, ReadOnly> {
-    /// A read-only view of a borrowed `DLTensor` (what DLPack's non-owning exchange,
-    /// `dltensor_from_py_object_no_sync`, fills in), kept alive by `owner` (the
-    /// producer's object). Checked as [`from_dlpack`](Self::from_dlpack) checks.
-    ///
-    /// # Safety
-    /// `dl`'s shape and strides must be readable for the call; its data must stay valid
-    /// while `owner` lives, and nobody may write it while a view of it exists.
-    pub unsafe fn from_dltensor<O: std::any::Any + Send + Sync>(
-        dl: &DLTensor,
-        owner: O,
-    ) -> Result<Self> {
-        // SAFETY: the caller's promise.
-        unsafe { borrowed("StridedMemoryView::from_dltensor", dl, owner) }
-    }
-}
-
-impl StridedMemoryViewBase<'static, ReadWrite> {
-    /// The writable form of [`StridedMemoryView::from_dltensor`](crate::StridedMemoryView::from_dltensor).
-    ///
-    /// # Safety
-    /// As for [`StridedMemoryView::from_dltensor`](crate::StridedMemoryView::from_dltensor), and nobody else may touch the data
-    /// while the view exists.
-    pub unsafe fn from_dltensor<O: std::any::Any + Send + Sync>(
-        dl: &DLTensor,
-        owner: O,
-    ) -> Result<Self> {
-        // SAFETY: the caller's promise.
-        unsafe { borrowed("StridedMemoryViewMut::from_dltensor", dl, owner) }
-    }
-}
-
-/// The view of an imported tensor; on any error the tensor is dropped (its deleter runs).
-fn import<A: Access>(
-    op: &'static str,
-    t: DlpackTensor,
-) -> Result<StridedMemoryViewBase<'static, A>> {
-    let flags = t.flags();
-    if A::WRITABLE && flags.contains(DlpackFlags::READ_ONLY) {
-        return Err(invalid(
-            op,
-            "the tensor is flagged READ_ONLY; import it as a read-only StridedMemoryView",
-        ));
-    }
-    // A copy of the descriptor (its arrays stay the producer's, alive while `t` is).
-    let dl = *t.tensor();
-    view_of(op, &dl, move || {
-        Backing::Dlpack(Arc::new(Imported {
-            deleter: Some(t.into_deleter()),
-            flags,
-            pending: Default::default(),
-        }))
+    Ok(Described {
+        base,
+        size,
+        kind,
+        device,
+        layout,
+        dtype,
     })
-}
-
-impl StridedMemoryViewBase<'static, ReadOnly> {
-    /// A read-only view of a DLPack tensor, which it takes over: the producer's deleter
-    /// runs once the view and every view made from it are gone (or at once, on error).
-    ///
-    /// Accepted: device types CPU, CUDA, CUDA_HOST and CUDA_MANAGED (checked against the
-    /// driver), up to 64 dimensions, `strides == NULL` as C-contiguous, any `byte_offset`,
-    /// and every whole-byte scalar data type (those without a [`DType`](crate::DType)
-    /// give a view with `dtype() == None`). [`imported_flags`](Self::imported_flags)
-    /// tells READ_ONLY and IS_COPIED.
-    ///
-    /// # Safety
-    /// The tensor's data must stay valid until its deleter runs, and nobody may write it
-    /// while a view of it exists (the producer vouches for this by exporting it).
-    pub unsafe fn from_dlpack(tensor: impl Into<DlpackTensor>) -> Result<Self> {
-        import("StridedMemoryView::from_dlpack", tensor.into())
-    }
-}
-
-impl StridedMemoryViewBase<'static, ReadWrite> {
-    /// A writable view of a DLPack tensor, taken over as by
-    /// [`StridedMemoryView::from_dlpack`](crate::StridedMemoryView::from_dlpack); a READ_ONLY tensor is refused.
-    ///
-    /// # Safety
-    /// The tensor's data must stay valid until its deleter runs, and nobody else may read
-    /// or write it while the view exists.
-    pub unsafe fn from_dlpack(tensor: impl Into<DlpackTensor>) -> Result<Self> {
-        import("StridedMemoryViewMut::from_dlpack", tensor.into())
-    }
 }

@@ -39,8 +39,9 @@ pub use dlpark::ffi::{
 };
 pub use dlpark::DlpackFlags;
 pub use dtype::{dtype_from_dlpack, dtype_to_dlpack};
+pub(crate) use export::{export, ExportSpec};
 pub use import::DlpackTensor;
-pub(crate) use import::Imported;
+pub(crate) use import::{describe_memory, Described};
 
 /// The highest DLPack version stridekit produces and understands, (major, minor).
 pub const DLPACK_VERSION: (u32, u32) = (

@@ -423,7 +423,18 @@ fn exports_round_trip_permuted_sliced_and_flipped_views_both_abis() {
         let back = unsafe { StridedMemoryView::from_dlpack(t) }.unwrap();
         assert_eq!(back.layout().strides(), l.strides());
         assert_eq!(back.to_vec::<u32>().unwrap(), want, "{l}");
-        let legacy = v.to_dlpack_legacy().unwrap();
+        // A read-only view never leaves as legacy DLPack (no READ_ONLY flag there)...
+        let e = match v.to_dlpack_legacy() {
+            Ok(_) => panic!("a read-only view left as legacy DLPack"),
+            Err(e) => e.to_string(),
+        };
+        assert!(e.contains("cannot be exported as legacy DLPack"), "{e}");
+        // ...a writable one does, and comes back.
+        let w = StridedMemoryViewMut::from_vec(data.clone(), &[3, 4, 5])
+            .unwrap()
+            .into_view_mut(l.clone(), None)
+            .unwrap();
+        let legacy = w.into_dlpack_legacy().unwrap();
         // SAFETY: as above.
         let back = unsafe { StridedMemoryView::from_dlpack(legacy) }.unwrap();
         assert_eq!(back.to_vec::<u32>().unwrap(), want, "{l} (legacy)");

@@ -22,6 +22,7 @@ mod advice;
 mod location;
 mod prefetch;
 mod range;
+mod resource;
 mod support;
 
 pub use advice::{
@@ -35,6 +36,7 @@ pub use prefetch::{
     prefetch_batch, BatchLocations,
 };
 pub use range::{ManagedBuffer, ManagedRange};
+pub use resource::ManagedMemoryResource;
 
 use crate::error::Result;
 use cudarc::driver::CudaStream;

@@ -3,7 +3,6 @@
 mod buffer;
 mod device_pool;
 mod host;
-mod managed;
 mod pending;
 mod pinned;
 mod region;
@@ -12,10 +11,9 @@ pub use buffer::Buffer;
 pub(crate) use buffer::{copy_bytes_unchecked, raw_copy};
 pub use device_pool::{DeviceMemoryResource, DevicePoolOptions};
 pub use host::HostMemoryResource;
-pub use managed::ManagedMemoryResource;
 pub(crate) use pending::{mark, PendingWork};
 pub use pinned::PinnedMemoryResource;
-pub(crate) use region::Region;
+pub(crate) use region::{span_at, validate_layout, Region};
 
 use crate::error::Result;
 use cudarc::driver::CudaStream;

@@ -4,9 +4,11 @@
 //! a size that reaches outside is an error, never an out-of-bounds access.
 
 use super::{Buffer, MemoryKind};
+use crate::dtype::DType;
 use crate::error::{invalid, Result};
 use std::marker::PhantomData;
 use std::ops::Range;
+use stridekit_layout::StridedLayout;
 
 /// A span of valid memory: base address, size, kind, and whether it may be
 /// written through this region.
@@ -174,4 +176,92 @@ impl<'a> Region<'a> {
             ))
         }
     }
+}
+
+/// Checks a layout (and dtype) over `size` bytes at `ptr`: the dtype's itemsize is the
+/// layout's, the address range neither is null nor wraps, and every element lies inside.
+pub(crate) fn validate_layout(
+    op: &'static str,
+    ptr: u64,
+    size: usize,
+    layout: &StridedLayout,
+    dtype: Option<DType>,
+) -> Result<()> {
+    if ptr.checked_add(size as u64).is_none() || (ptr == 0 && size > 0) {
+        return Err(invalid(
+            op,
+            format!(
+                "{size} bytes at {ptr:#x} are not an address range: memory must not be null or wrap past the end of the address space"
+            ),
+        ));
+    }
+    if let Some(d) = dtype {
+        if d.itemsize() != layout.itemsize() {
+            return Err(invalid(
+                op,
+                format!(
+                    "dtype {d:?} has itemsize {} but the layout's itemsize is {}; they must match",
+                    d.itemsize(),
+                    layout.itemsize()
+                ),
+            ));
+        }
+    }
+    if layout.volume() == 0 {
+        return Ok(());
+    }
+    let (lo, hi) = layout.offset_bounds();
+    if lo < 0 {
+        return Err(invalid(
+            op,
+            format!("layout {layout} reaches offset {lo}, before the start of the memory; min_offset must be >= 0"),
+        ));
+    }
+    let need = layout.required_size_in_bytes()?;
+    if need > size {
+        return Err(invalid(
+            op,
+            format!(
+                "layout {layout} reaches element offset {hi} ({need} bytes) but the memory has {size} bytes"
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// The bytes a layout reaches when its element offset 0 is at `ptr`: the lowest address,
+/// the number of bytes, and the layout moved so that its lowest element is at offset 0 of
+/// that span. A null `ptr` is refused for a non-empty layout, and so is a span that
+/// reaches below address 0 or past the end of the address space.
+pub(crate) fn span_at(
+    op: &'static str,
+    ptr: u64,
+    layout: &StridedLayout,
+) -> Result<(u64, usize, StridedLayout)> {
+    if layout.volume() == 0 {
+        return Ok((ptr, 0, layout.clone()));
+    }
+    if ptr == 0 {
+        return Err(invalid(
+            op,
+            format!(
+                "the address is null but the layout {layout} has {} elements",
+                layout.volume()
+            ),
+        ));
+    }
+    let (lo, bytes) = layout.byte_span();
+    let base = ptr
+        .checked_add_signed(lo)
+        .filter(|b| b.checked_add(bytes as u64).is_some())
+        .ok_or_else(|| {
+            invalid(
+                op,
+                format!(
+                    "layout {layout} at {ptr:#x} reaches bytes {lo}..{} around it, outside the address space",
+                    lo + bytes as i64
+                ),
+            )
+        })?;
+    Ok((base, bytes, layout.rebased()?))
 }

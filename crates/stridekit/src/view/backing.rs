@@ -16,7 +16,7 @@ pub(crate) enum Backing<'a> {
     /// A borrowed host slice.
     Slice(PhantomData<&'a [u8]>),
     /// An imported DLPack tensor (its deleter runs when the last view goes).
-    Dlpack(Arc<crate::dlpack::Imported>),
+    Dlpack(Arc<Imported>),
     /// Host memory the view owns (a `Vec`; held, never read).
     Owned(#[allow(dead_code)] Arc<dyn Any + Send + Sync>),
 }
@@ -39,5 +39,26 @@ impl Backing<'_> {
             Backing::Dlpack(t) => Some(t.flags),
             _ => None,
         }
+    }
+}
+
+/// The owner of an imported tensor, shared by every view made from it: dropping the last
+/// one calls the producer's deleter, once.
+pub(crate) struct Imported {
+    pub(crate) deleter: Option<dlpark::AllocationDeleter>,
+    pub(crate) flags: dlpark::DlpackFlags,
+    /// The GPU work stridekit queued on the tensor's memory: the deleter waits for it.
+    pub(crate) pending: crate::memory::PendingWork,
+}
+
+impl Drop for Imported {
+    fn drop(&mut self) {
+        if let Err(e) = self.pending.wait_host("drop an imported DLPack tensor") {
+            crate::error::report_drop_failure(
+                "wait for the GPU work on an imported DLPack tensor",
+                &e.to_string(),
+            );
+        }
+        drop(self.deleter.take());
     }
 }

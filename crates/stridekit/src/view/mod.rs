@@ -28,14 +28,16 @@
 //! for by its producer: the wrapper cannot know who else writes it.
 
 mod backing;
+mod copy;
+mod dlpack;
 mod dynamic;
 
-pub(crate) use backing::Backing;
+pub(crate) use backing::{Backing, Imported};
 pub use dynamic::DynView;
 
 use crate::dtype::{DType, Element};
 use crate::error::{invalid, Result};
-use crate::memory::{Buffer, MemoryKind, Region};
+use crate::memory::{span_at, validate_layout, Buffer, MemoryKind, Region};
 use std::any::Any;
 use std::fmt;
 use std::marker::PhantomData;
@@ -127,46 +129,6 @@ impl<'a> Clone for StridedMemoryView<'a> {
     }
 }
 
-pub(crate) fn validate(
-    op: &'static str,
-    size: usize,
-    layout: &StridedLayout,
-    dtype: Option<DType>,
-) -> Result<()> {
-    if let Some(d) = dtype {
-        if d.itemsize() != layout.itemsize() {
-            return Err(invalid(
-                op,
-                format!(
-                    "dtype {d:?} has itemsize {} but the layout's itemsize is {}; they must match",
-                    d.itemsize(),
-                    layout.itemsize()
-                ),
-            ));
-        }
-    }
-    if layout.volume() == 0 {
-        return Ok(());
-    }
-    let (lo, hi) = layout.offset_bounds();
-    if lo < 0 {
-        return Err(invalid(
-            op,
-            format!("layout {layout} reaches offset {lo}, before the start of the memory; min_offset must be >= 0"),
-        ));
-    }
-    let need = layout.required_size_in_bytes()?;
-    if need > size {
-        return Err(invalid(
-            op,
-            format!(
-                "layout {layout} reaches element offset {hi} ({need} bytes) but the memory has {size} bytes"
-            ),
-        ));
-    }
-    Ok(())
-}
-
 /// Everything a view is made of, before it has an access type.
 pub(crate) struct Parts<'a> {
     pub ptr: u64,
@@ -181,16 +143,7 @@ pub(crate) struct Parts<'a> {
 impl<'a, A: Access> StridedMemoryViewBase<'a, A> {
     /// Builds a view after checking the layout against the memory.
     pub(crate) fn from_parts(op: &'static str, p: Parts<'a>) -> Result<Self> {
-        validate(op, p.size, &p.layout, p.dtype)?;
-        if p.ptr.checked_add(p.size as u64).is_none() || (p.ptr == 0 && p.size > 0) {
-            return Err(invalid(
-                op,
-                format!(
-                    "{} bytes at {:#x} are not an address range: a view's memory must not be null or wrap past the end of the address space",
-                    p.size, p.ptr
-                ),
-            ));
-        }
+        validate_layout(op, p.ptr, p.size, &p.layout, p.dtype)?;
         Ok(Self {
             ptr: p.ptr,
             size: p.size,
@@ -251,7 +204,7 @@ impl<'a, A: Access> StridedMemoryViewBase<'a, A> {
         layout: StridedLayout,
         dtype: Option<DType>,
     ) -> Result<StridedMemoryViewBase<'a, B>> {
-        validate(op, self.size, &layout, dtype)?;
+        validate_layout(op, self.ptr, self.size, &layout, dtype)?;
         Ok(StridedMemoryViewBase {
             ptr: self.ptr,
             size: self.size,
@@ -353,33 +306,32 @@ impl<'a, A: Access> StridedMemoryViewBase<'a, A> {
         self.backing.pending()
     }
 
+    /// The view as one side of a copy.
+    pub(crate) fn operand(&self, op: &'static str) -> Result<crate::copy::Operand<'_>> {
+        // SAFETY: a view's memory stays valid while the view lives (a borrow, an owner it
+        // holds, or the promise of its `unsafe` constructor), and a writable view is the
+        // one writer of it.
+        unsafe {
+            crate::copy::Operand::from_raw_parts(
+                op,
+                self.ptr,
+                self.size,
+                self.kind,
+                self.device,
+                self.layout.clone(),
+                self.dtype,
+                self.pending(),
+                A::WRITABLE,
+            )
+        }
+    }
+
     /// The view's memory as a region (writable for a writable view).
     pub(crate) fn region(&self) -> Result<Region<'_>> {
         // SAFETY: a view's memory stays valid while the view lives (a borrow, an owner it
         // holds, or the promise of its `unsafe` constructor), and a writable view is the
         // one writer of it.
         unsafe { Region::from_raw("view", self.ptr, self.size, self.kind, A::WRITABLE) }
-    }
-
-    /// The part of the view's memory its elements occupy, from the lowest, read only.
-    pub(crate) fn span_region(&self) -> Result<Region<'_>> {
-        let (lo, hi) = self.byte_span();
-        self.region()?
-            .read_only()
-            .sub("view", (lo - self.ptr) as usize, (hi - lo) as usize)
-    }
-
-    /// The byte range `[start, end)` the view's elements occupy (empty for an empty view).
-    pub(crate) fn byte_span(&self) -> (u64, u64) {
-        if self.layout.volume() == 0 {
-            return (self.ptr, self.ptr);
-        }
-        let isz = self.layout.itemsize() as i64;
-        let (lo, hi) = self.layout.offset_bounds();
-        (
-            self.ptr.wrapping_add_signed(lo * isz),
-            self.ptr.wrapping_add_signed((hi + 1) * isz),
-        )
     }
 
     /// The elements in row-major (C) order, for host-accessible views. Pinned and managed
@@ -678,38 +630,6 @@ impl StridedMemoryViewMut<'static> {
             )
         }
     }
-}
-
-/// The bytes a layout reaches when offset 0 is at `ptr`: the lowest address, the number of
-/// bytes, and the layout moved so that its lowest element is at offset 0 of that span.
-/// A null `ptr` is refused for a non-empty layout.
-pub(crate) fn span_at(
-    op: &'static str,
-    ptr: u64,
-    layout: &StridedLayout,
-) -> Result<(u64, usize, StridedLayout)> {
-    let isz = layout.itemsize() as i64;
-    if layout.volume() == 0 {
-        return Ok((ptr, 0, layout.clone()));
-    }
-    if ptr == 0 {
-        return Err(invalid(
-            op,
-            format!(
-                "the address is null but the layout {layout} has {} elements",
-                layout.volume()
-            ),
-        ));
-    }
-    let (lo, hi) = layout.offset_bounds();
-    let base = ptr.wrapping_add_signed(lo * isz);
-    let moved = StridedLayout::with_offset(
-        layout.shape(),
-        layout.strides(),
-        layout.itemsize(),
-        layout.slice_offset() - lo,
-    )?;
-    Ok((base, ((hi - lo + 1) * isz) as usize, moved))
 }
 
 impl StridedMemoryView<'static> {

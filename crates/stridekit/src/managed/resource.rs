@@ -1,10 +1,10 @@
 //! Managed (unified) memory.
 
-use super::{free_after_stream, Buffer, Deallocate, MemoryKind, MemoryResource};
 use crate::device::Device;
 use crate::driver::{check, memory as dmem};
 use crate::error::Result;
 use crate::managed::ManagedBuffer;
+use crate::memory::{free_after_stream, Buffer, Deallocate, MemoryKind, MemoryResource};
 use cudarc::driver::CudaStream;
 use std::sync::Arc;
 

@@ -1,0 +1,218 @@
+//! DLPack conversions of views: import (taking a tensor over, or borrowing a
+//! `DLTensor`) and export. The `dlpack` module checks and builds the DLPack structs.
+
+use super::access::{Access, ReadOnly, ReadWrite};
+use super::{Backing, Imported, Parts, StridedMemoryViewBase};
+use crate::dlpack::{describe_memory, export, Described, DlpackTensor, ExportSpec};
+use crate::error::{invalid, Result};
+use dlpark::ffi::DLTensor;
+use dlpark::{DlpackFlags, Managed, ManagedTensorBase};
+use std::sync::Arc;
+
+/// A view of the memory `dl` describes, kept alive by what `backing` makes (called only
+/// once everything was checked).
+fn view_of<A: Access>(
+    op: &'static str,
+    dl: &DLTensor,
+    backing: impl FnOnce() -> Backing<'static>,
+) -> Result<StridedMemoryViewBase<'static, A>> {
+    let d: Described = describe_memory(op, dl)?;
+    StridedMemoryViewBase::from_parts(
+        op,
+        Parts {
+            ptr: d.base,
+            size: d.size,
+            kind: d.kind,
+            device: d.device,
+            layout: d.layout,
+            dtype: d.dtype,
+            backing: backing(),
+        },
+    )
+}
+
+/// A view of a borrowed `DLTensor` (DLPack's non-owning exchange), kept alive by `owner`.
+///
+/// # Safety
+/// `dl`'s arrays must be readable for the call; its data must stay valid while `owner`
+/// lives, and nobody may write it (for a writable view: touch it) meanwhile.
+unsafe fn borrowed<A: Access, O: std::any::Any + Send + Sync>(
+    op: &'static str,
+    dl: &DLTensor,
+    owner: O,
+) -> Result<StridedMemoryViewBase<'static, A>> {
+    view_of(op, dl, move || Backing::Owned(Arc::new(owner)))
+}
+
+impl StridedMemoryViewBase<'static, ReadOnly> {
+    /// A read-only view of a borrowed `DLTensor` (what DLPack's non-owning exchange,
+    /// `dltensor_from_py_object_no_sync`, fills in), kept alive by `owner` (the
+    /// producer's object). Checked as [`from_dlpack`](Self::from_dlpack) checks.
+    ///
+    /// # Safety
+    /// `dl`'s shape and strides must be readable for the call; its data must stay valid
+    /// while `owner` lives, and nobody may write it while a view of it exists.
+    pub unsafe fn from_dltensor<O: std::any::Any + Send + Sync>(
+        dl: &DLTensor,
+        owner: O,
+    ) -> Result<Self> {
+        // SAFETY: the caller's promise.
+        unsafe { borrowed("StridedMemoryView::from_dltensor", dl, owner) }
+    }
+}
+
+impl StridedMemoryViewBase<'static, ReadWrite> {
+    /// The writable form of [`StridedMemoryView::from_dltensor`](crate::StridedMemoryView::from_dltensor).
+    ///
+    /// # Safety
+    /// As for [`StridedMemoryView::from_dltensor`](crate::StridedMemoryView::from_dltensor), and nobody else may touch the data
+    /// while the view exists.
+    pub unsafe fn from_dltensor<O: std::any::Any + Send + Sync>(
+        dl: &DLTensor,
+        owner: O,
+    ) -> Result<Self> {
+        // SAFETY: the caller's promise.
+        unsafe { borrowed("StridedMemoryViewMut::from_dltensor", dl, owner) }
+    }
+}
+
+/// The view of an imported tensor; on any error the tensor is dropped (its deleter runs).
+fn import<A: Access>(
+    op: &'static str,
+    t: DlpackTensor,
+) -> Result<StridedMemoryViewBase<'static, A>> {
+    let flags = t.flags();
+    if A::WRITABLE && flags.contains(DlpackFlags::READ_ONLY) {
+        return Err(invalid(
+            op,
+            "the tensor is flagged READ_ONLY; import it as a read-only StridedMemoryView",
+        ));
+    }
+    // A copy of the descriptor (its arrays stay the producer's, alive while `t` is).
+    let dl = *t.tensor();
+    view_of(op, &dl, move || {
+        Backing::Dlpack(Arc::new(Imported {
+            deleter: Some(t.into_deleter()),
+            flags,
+            pending: Default::default(),
+        }))
+    })
+}
+
+impl StridedMemoryViewBase<'static, ReadOnly> {
+    /// A read-only view of a DLPack tensor, which it takes over: the producer's deleter
+    /// runs once the view and every view made from it are gone (or at once, on error).
+    ///
+    /// Accepted: device types CPU, CUDA, CUDA_HOST and CUDA_MANAGED (checked against the
+    /// driver), up to 64 dimensions, `strides == NULL` as C-contiguous, any `byte_offset`,
+    /// and every whole-byte scalar data type (those without a [`DType`](crate::DType)
+    /// give a view with `dtype() == None`). [`imported_flags`](Self::imported_flags)
+    /// tells READ_ONLY and IS_COPIED.
+    ///
+    /// # Safety
+    /// The tensor's data must stay valid until its deleter runs, and nobody may write it
+    /// while a view of it exists (the producer vouches for this by exporting it).
+    pub unsafe fn from_dlpack(tensor: impl Into<DlpackTensor>) -> Result<Self> {
+        import("StridedMemoryView::from_dlpack", tensor.into())
+    }
+}
+
+impl StridedMemoryViewBase<'static, ReadWrite> {
+    /// A writable view of a DLPack tensor, taken over as by
+    /// [`StridedMemoryView::from_dlpack`](crate::StridedMemoryView::from_dlpack); a READ_ONLY tensor is refused.
+    ///
+    /// # Safety
+    /// The tensor's data must stay valid until its deleter runs, and nobody else may read
+    /// or write it while the view exists.
+    pub unsafe fn from_dlpack(tensor: impl Into<DlpackTensor>) -> Result<Self> {
+        import("StridedMemoryViewMut::from_dlpack", tensor.into())
+    }
+}
+
+impl<A: Access> StridedMemoryViewBase<'static, A> {
+    /// What an export of this view describes.
+    fn export_spec(&self) -> ExportSpec<'_> {
+        ExportSpec {
+            ptr: self.ptr(),
+            kind: self.kind(),
+            device_id: self.device_id(),
+            layout: self.layout(),
+            dtype: self.dtype(),
+        }
+    }
+
+    /// The tensor of this view; the deleter drops a share of the view's owner.
+    ///
+    /// # Safety
+    /// Unless `read_only`, nobody but the consumer may use the memory until the deleter
+    /// runs.
+    unsafe fn export_as<M: ManagedTensorBase>(&self, read_only: bool) -> Result<Managed<M>> {
+        // SAFETY: the owner keeps the memory alive until the deleter runs; the caller's
+        // promise covers who else may use it.
+        unsafe {
+            export(
+                self.export_spec(),
+                Box::new(self.backing().clone()),
+                read_only,
+            )
+        }
+    }
+}
+
+impl StridedMemoryViewBase<'static, ReadOnly> {
+    /// A DLPack 1.x tensor of this view, flagged READ_ONLY, that keeps the memory alive
+    /// until the consumer calls its deleter. `data` points at element 0 (`byte_offset` 0),
+    /// strides are explicit, and the device type is CUDA, CUDA_HOST, CUDA_MANAGED or CPU
+    /// for device, pinned, managed and pageable memory. A view with no dtype is exported
+    /// as unsigned integers of its itemsize.
+    pub fn to_dlpack(&self) -> Result<dlpark::versioned::Dlpack> {
+        // SAFETY: flagged READ_ONLY: the consumer only reads, like every other view.
+        unsafe { self.export_as(true) }
+    }
+
+    /// Refused: a legacy (0.x) `DLManagedTensor` has no READ_ONLY flag, so the memory of
+    /// a read-only view would come back writable through any consumer (and through
+    /// stridekit's own import). Export DLPack 1.x ([`to_dlpack`](Self::to_dlpack)), or
+    /// copy into a writable view first.
+    pub fn to_dlpack_legacy(&self) -> Result<dlpark::legacy::Dlpack> {
+        Err(crate::error::invalid(
+            "StridedMemoryView::to_dlpack_legacy",
+            "a read-only view cannot be exported as legacy DLPack (0.x has no READ_ONLY flag, so it would come back writable); export DLPack 1.x with to_dlpack, or copy into a writable view first",
+        ))
+    }
+}
+
+impl StridedMemoryViewBase<'static, ReadWrite> {
+    /// A writable DLPack 1.x tensor of this view, which it consumes: the consumer becomes
+    /// the only writer. See [`StridedMemoryView::to_dlpack`](crate::StridedMemoryView::to_dlpack).
+    pub fn into_dlpack(self) -> Result<dlpark::versioned::Dlpack> {
+        // SAFETY: the only writable view is consumed: the consumer becomes the only user.
+        unsafe { self.export_as(false) }
+    }
+
+    /// A writable DLPack 1.x tensor of this view that leaves the view in place, for
+    /// callers outside Rust's borrow rules (the C ABI, Python).
+    ///
+    /// # Safety
+    /// Nobody may write through `self` (or read it while the consumer writes) until the
+    /// consumer is done with the tensor.
+    pub unsafe fn to_dlpack_writable(&self) -> Result<dlpark::versioned::Dlpack> {
+        // SAFETY: the caller's promise.
+        unsafe { self.export_as(false) }
+    }
+
+    /// [`to_dlpack_writable`](Self::to_dlpack_writable) as a legacy `DLManagedTensor`.
+    ///
+    /// # Safety
+    /// As for [`to_dlpack_writable`](Self::to_dlpack_writable).
+    pub unsafe fn to_dlpack_writable_legacy(&self) -> Result<dlpark::legacy::Dlpack> {
+        // SAFETY: the caller's promise.
+        unsafe { self.export_as(false) }
+    }
+
+    /// [`into_dlpack`](Self::into_dlpack) as a legacy (0.x) `DLManagedTensor`.
+    pub fn into_dlpack_legacy(self) -> Result<dlpark::legacy::Dlpack> {
+        // SAFETY: as for into_dlpack.
+        unsafe { self.export_as(false) }
+    }
+}
