@@ -1,0 +1,127 @@
+//! Views of views: other layouts over the same memory, reborrows, read-only faces, and
+//! owners that keep the memory alive.
+
+use super::*;
+
+impl<'a, A: Access> StridedMemoryViewBase<'a, A> {
+    /// The same memory under another layout and dtype (validated), keeping the access.
+    fn relayout<B: Access>(
+        &self,
+        op: &'static str,
+        layout: StridedLayout,
+        dtype: Option<DType>,
+    ) -> Result<StridedMemoryViewBase<'a, B>> {
+        validate_layout(op, self.ptr, self.size, &layout, dtype)?;
+        Ok(StridedMemoryViewBase {
+            ptr: self.ptr,
+            size: self.size,
+            kind: self.kind,
+            device: self.device,
+            layout,
+            dtype,
+            backing: self.backing.clone(),
+            access: PhantomData,
+        })
+    }
+
+    /// The same view with access `B`, for as long as the borrow of `self`. Callers give
+    /// out writable results only from `&mut self`.
+    fn duplicate<B: Access>(&self) -> StridedMemoryViewBase<'_, B> {
+        StridedMemoryViewBase {
+            ptr: self.ptr,
+            size: self.size,
+            kind: self.kind,
+            device: self.device,
+            layout: self.layout.clone(),
+            dtype: self.dtype,
+            backing: self.backing.clone(),
+            access: PhantomData,
+        }
+    }
+
+    /// A read-only view of the whole view; a writable `self` cannot write while it lives.
+    pub fn as_view(&self) -> StridedMemoryView<'_> {
+        self.duplicate()
+    }
+}
+
+impl<'a> StridedMemoryView<'a> {
+    /// A new read-only view of the same memory with another layout and dtype, validated
+    /// like the constructors; it lives as long as the memory (not only as `self`).
+    pub fn view(&self, layout: StridedLayout, dtype: Option<DType>) -> Result<Self> {
+        self.relayout("StridedMemoryView::view", layout, dtype)
+    }
+}
+
+impl<'a> StridedMemoryViewMut<'a> {
+    /// A read-only view of the same memory with another layout and dtype, validated like
+    /// the constructors; `self` cannot write while it lives.
+    pub fn view(
+        &self,
+        layout: StridedLayout,
+        dtype: Option<DType>,
+    ) -> Result<StridedMemoryView<'_>> {
+        self.relayout("StridedMemoryViewMut::view", layout, dtype)
+    }
+
+    /// A writable view of the same memory with another layout and dtype, borrowing `self`
+    /// mutably (a reborrow: `self` is usable again once it is gone).
+    pub fn view_mut(
+        &mut self,
+        layout: StridedLayout,
+        dtype: Option<DType>,
+    ) -> Result<StridedMemoryViewMut<'_>> {
+        self.relayout("StridedMemoryViewMut::view_mut", layout, dtype)
+    }
+
+    /// The same memory under another layout and dtype, keeping the writable view's
+    /// lifetime (consumes `self`).
+    pub fn into_view_mut(self, layout: StridedLayout, dtype: Option<DType>) -> Result<Self> {
+        self.relayout("StridedMemoryViewMut::into_view_mut", layout, dtype)
+    }
+
+    /// A writable reborrow of the whole view, for a shorter lifetime.
+    pub fn reborrow(&mut self) -> StridedMemoryViewMut<'_> {
+        self.duplicate()
+    }
+
+    /// A read-only view of the same memory that lives as long as the memory, not only as
+    /// long as a borrow of `self`: for fronts outside Rust's borrow rules (Python, C).
+    ///
+    /// # Safety
+    /// Nothing may be written through `self` while the alias (or anything made from it)
+    /// is read.
+    pub unsafe fn shared_alias(&self) -> StridedMemoryView<'a> {
+        StridedMemoryViewBase {
+            ptr: self.ptr,
+            size: self.size,
+            kind: self.kind,
+            device: self.device,
+            layout: self.layout.clone(),
+            dtype: self.dtype,
+            backing: self.backing.clone(),
+            access: PhantomData,
+        }
+    }
+
+    /// Gives up writing: the same view, read-only (and then cloneable).
+    pub fn into_read_only(self) -> StridedMemoryView<'a> {
+        StridedMemoryViewBase {
+            ptr: self.ptr,
+            size: self.size,
+            kind: self.kind,
+            device: self.device,
+            layout: self.layout,
+            dtype: self.dtype,
+            backing: self.backing,
+            access: PhantomData,
+        }
+    }
+}
+
+impl<A: Access> StridedMemoryViewBase<'static, A> {
+    /// A handle that keeps this view's memory alive as long as it lives.
+    pub fn memory_owner(&self) -> MemoryOwner {
+        MemoryOwner(self.backing.clone())
+    }
+}

@@ -1,0 +1,47 @@
+//! Reading host-accessible views on the CPU.
+
+use super::*;
+
+impl<'a, A: Access> StridedMemoryViewBase<'a, A> {
+    /// The elements in row-major (C) order, for host-accessible views. Pinned and managed
+    /// memory is read after the calling thread's current context has finished its work.
+    pub fn to_vec<T: Element>(&self) -> Result<Vec<T>> {
+        const OP: &str = "StridedMemoryView::to_vec";
+        if std::mem::size_of::<T>() != self.layout.itemsize() {
+            return Err(invalid(
+                OP,
+                format!(
+                    "element type has {} bytes but the layout's itemsize is {}",
+                    std::mem::size_of::<T>(),
+                    self.layout.itemsize()
+                ),
+            ));
+        }
+        if !self.is_host_accessible() {
+            return Err(invalid(
+                OP,
+                format!("the view is in {:?} memory, which the CPU cannot read; copy it to a host view first", self.kind),
+            ));
+        }
+        let mut out = vec![T::zeroed(); self.layout.volume()];
+        if out.is_empty() {
+            return Ok(out);
+        }
+        // Whatever stream a library copy into the memory ran on, the read waits for it;
+        // kernels of the caller's own on the device's context are waited for too.
+        if let Some(p) = self.pending() {
+            p.wait_host(OP)?;
+        }
+        if self.kind != MemoryKind::Host {
+            let rt = crate::runtime::Runtime::get(OP, self.device.unwrap_or(0))?;
+            rt.context()
+                .synchronize()
+                .map_err(crate::error::driver(OP, "cuCtxSynchronize"))?;
+        }
+        let dense = StridedLayout::dense(self.layout.shape(), self.layout.itemsize(), Order::C)?;
+        let plan = stridekit_layout::CopyPlan::new(&dense, &self.layout)?;
+        let bytes: &mut [u8] = bytemuck::cast_slice_mut(&mut out);
+        crate::copy::host::copy(OP, &plan, Region::of_host_mut(bytes), self.region()?)?;
+        Ok(out)
+    }
+}
