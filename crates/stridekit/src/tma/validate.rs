@@ -100,7 +100,8 @@ const GIB4: u64 = 1 << 32;
 const BOX_BYTES_LIMIT: usize = 233_472;
 const STRIDE_LIMIT: u64 = 1 << 40;
 
-/// Validates the source and options for `kind` and encodes them for the driver.
+/// Validates the source and options for `kind` and encodes them for the driver: one
+/// rule group after another, in the order a user would fix them.
 pub(crate) fn encode(src: Source<'_>, kind: Kind<'_>) -> Result<Encoding> {
     let cx = Ctx {
         op: kind.op(),
@@ -108,9 +109,51 @@ pub(crate) fn encode(src: Source<'_>, kind: Kind<'_>) -> Result<Encoding> {
     };
     let common = kind.common();
     let layout = src.layout;
+    check_hardware(&cx, &src, &kind)?;
+    let data_type = data_type(&cx, &src, common)?;
+    check_rank(&cx, layout.ndim(), &kind, common)?;
+    let align = if common.interleave == Interleave::B32 {
+        32
+    } else {
+        16
+    };
+    let address = first_address(&cx, &src, align)?;
+    check_global_dims(&cx, layout)?;
+    check_inner_contiguous(&cx, layout)?;
+    let global_strides = outer_strides(&cx, layout, align)?;
     let rank = layout.ndim();
+    let inner = rank - 1;
+    let mut enc = Encoding {
+        data_type,
+        rank,
+        address,
+        global_dim: [1; MAX_RANK],
+        global_strides,
+        element_strides: [1; MAX_RANK],
+        box_dim: [1; MAX_RANK],
+        lower_corner: [0; 3],
+        upper_corner: [0; 3],
+        channels_per_pixel: 0,
+        pixels_per_column: 0,
+        wide_mode: Im2colWideMode::W,
+        common: common.clone(),
+    };
+    for (axis, &e) in layout.shape().iter().enumerate() {
+        enc.global_dim[inner - axis] = e as u64;
+    }
+    element_strides(&cx, common, rank, &mut enc)?;
+    check_swizzle_interleave(&cx, common)?;
+    check_oob_fill(&cx, common, data_type)?;
+    match kind {
+        Kind::Tiled(o) => tiled_box(&cx, o, common, layout.shape(), &mut enc),
+        Kind::Im2col(o) => im2col_box(&cx, o, common, layout.shape(), &mut enc),
+        Kind::Im2colWide(o) => im2col_wide_box(&cx, o, common, layout.shape(), &mut enc),
+    }?;
+    Ok(enc)
+}
 
-    // Hardware first: nothing else matters on a GPU without TMA.
+/// TMA needs compute capability 9.0 (10.0 for im2col-wide).
+fn check_hardware(cx: &Ctx, src: &Source<'_>, kind: &Kind<'_>) -> Result<()> {
     let need = if matches!(kind, Kind::Im2colWide(_)) {
         (10, 0)
     } else {
@@ -126,9 +169,13 @@ pub(crate) fn encode(src: Source<'_>, kind: Kind<'_>) -> Result<Encoding> {
         });
     }
 
-    // Data type.
-    let itemsize = layout.itemsize();
-    let data_type = match (common.data_type, src.dtype) {
+    Ok(())
+}
+
+/// The element type TMA moves: explicit (of the view's itemsize) or the view's dtype's.
+fn data_type(cx: &Ctx, src: &Source<'_>, common: &Common) -> Result<TensorMapDataType> {
+    let itemsize = src.layout.itemsize();
+    Ok(match (common.data_type, src.dtype) {
         (Some(t), _) if t.size() != itemsize => {
             return Err(cx.bad(
                 format!(
@@ -154,9 +201,11 @@ pub(crate) fn encode(src: Source<'_>, kind: Kind<'_>) -> Result<Encoding> {
                 "tensorDataType",
             ))
         }
-    };
+    })
+}
 
-    // Rank.
+/// The rank each kind takes, and interleave's minimum.
+fn check_rank(cx: &Ctx, rank: usize, kind: &Kind<'_>, common: &Common) -> Result<()> {
     let (lo, hi) = match kind {
         Kind::Tiled(_) => (1, MAX_RANK),
         _ => (3, MAX_RANK),
@@ -176,7 +225,13 @@ pub(crate) fn encode(src: Source<'_>, kind: Kind<'_>) -> Result<Encoding> {
         ));
     }
 
-    // Address.
+    Ok(())
+}
+
+/// The first element's address, aligned as the interleave needs.
+fn first_address(cx: &Ctx, src: &Source<'_>, align: u64) -> Result<u64> {
+    let itemsize = src.layout.itemsize();
+    let layout = src.layout;
     let offset_bytes = layout
         .slice_offset()
         .checked_mul(itemsize as i64)
@@ -191,11 +246,6 @@ pub(crate) fn encode(src: Source<'_>, kind: Kind<'_>) -> Result<Encoding> {
             "globalAddress",
         )
     })?;
-    let align = if common.interleave == Interleave::B32 {
-        32
-    } else {
-        16
-    };
     if address % align != 0 {
         return Err(cx.bad(
             format!("the view's first element is at {address:#x}, {} bytes past a {align}-byte boundary", address % align),
@@ -207,9 +257,12 @@ pub(crate) fn encode(src: Source<'_>, kind: Kind<'_>) -> Result<Encoding> {
         ));
     }
 
-    // Global dimensions.
+    Ok(address)
+}
+
+/// Every global dimension in [1, 2^32].
+fn check_global_dims(cx: &Ctx, layout: &StridedLayout) -> Result<()> {
     let shape = layout.shape();
-    let strides = layout.strides();
     for (axis, &e) in shape.iter().enumerate() {
         if e < 1 || e as u64 > GIB4 {
             return Err(cx.bad(
@@ -220,7 +273,12 @@ pub(crate) fn encode(src: Source<'_>, kind: Kind<'_>) -> Result<Encoding> {
         }
     }
 
-    // The innermost axis is read contiguously.
+    Ok(())
+}
+
+/// The innermost axis is read contiguously: its stride is 1 element.
+fn check_inner_contiguous(cx: &Ctx, layout: &StridedLayout) -> Result<()> {
+    let (shape, strides, rank) = (layout.shape(), layout.strides(), layout.ndim());
     let inner = rank - 1;
     if shape[inner] > 1 && strides[inner] != 1 {
         let hint = match (0..rank).find(|&a| strides[a] == 1 && shape[a] > 1) {
@@ -243,7 +301,13 @@ pub(crate) fn encode(src: Source<'_>, kind: Kind<'_>) -> Result<Encoding> {
         ));
     }
 
-    // Outer strides in bytes, innermost-first for the driver.
+    Ok(())
+}
+
+/// The outer strides in bytes, innermost-first for the driver.
+fn outer_strides(cx: &Ctx, layout: &StridedLayout, align: u64) -> Result<[u64; MAX_RANK - 1]> {
+    let (shape, strides, itemsize) = (layout.shape(), layout.strides(), layout.itemsize());
+    let inner = layout.ndim() - 1;
     let mut global_strides = [0u64; MAX_RANK - 1];
     let substitute = strides
         .iter()
@@ -299,26 +363,12 @@ pub(crate) fn encode(src: Source<'_>, kind: Kind<'_>) -> Result<Encoding> {
         global_strides[inner - 1 - axis] = value;
     }
 
-    let mut enc = Encoding {
-        data_type,
-        rank,
-        address,
-        global_dim: [1; MAX_RANK],
-        global_strides,
-        element_strides: [1; MAX_RANK],
-        box_dim: [1; MAX_RANK],
-        lower_corner: [0; 3],
-        upper_corner: [0; 3],
-        channels_per_pixel: 0,
-        pixels_per_column: 0,
-        wide_mode: Im2colWideMode::W,
-        common: common.clone(),
-    };
-    for (axis, &e) in shape.iter().enumerate() {
-        enc.global_dim[inner - axis] = e as u64;
-    }
+    Ok(global_strides)
+}
 
-    // Element strides.
+/// Element strides: one per axis, in [1, 8], 1 on the innermost without interleave.
+fn element_strides(cx: &Ctx, common: &Common, rank: usize, enc: &mut Encoding) -> Result<()> {
+    let inner = rank - 1;
     if let Some(es) = &common.element_strides {
         if es.len() != rank {
             return Err(cx.bad(
@@ -348,8 +398,11 @@ pub(crate) fn encode(src: Source<'_>, kind: Kind<'_>) -> Result<Encoding> {
         }
     }
 
-    // Swizzle and interleave.
-    let span = common.swizzle.span();
+    Ok(())
+}
+
+/// 32-byte interleave goes with the 32-byte swizzle.
+fn check_swizzle_interleave(cx: &Ctx, common: &Common) -> Result<()> {
     if common.interleave == Interleave::B32 && common.swizzle != Swizzle::B32 {
         return Err(cx.bad(
             format!("interleave B32 with swizzle {:?}", common.swizzle),
@@ -357,19 +410,24 @@ pub(crate) fn encode(src: Source<'_>, kind: Kind<'_>) -> Result<Encoding> {
             "swizzle",
         ));
     }
-    let esize = data_type.size();
-    let check_span = |inner_bytes: usize, what: &str| -> Result<()> {
-        if common.interleave == Interleave::None && span > 0 && inner_bytes > span {
-            return Err(cx.bad(
-                format!("the inner {what} is {inner_bytes} bytes but swizzle {:?} spans {span}", common.swizzle),
-                "without interleave, the inner box must fit in the swizzle span (choose a wider swizzle or a narrower box)",
-                "swizzle",
-            ));
-        }
-        Ok(())
-    };
+    Ok(())
+}
 
-    // Out-of-bounds fill.
+/// Without interleave, the inner box fits in the swizzle span.
+fn check_span(cx: &Ctx, common: &Common, inner_bytes: usize, what: &str) -> Result<()> {
+    let span = common.swizzle.span();
+    if common.interleave == Interleave::None && span > 0 && inner_bytes > span {
+        return Err(cx.bad(
+            format!("the inner {what} is {inner_bytes} bytes but swizzle {:?} spans {span}", common.swizzle),
+            "without interleave, the inner box must fit in the swizzle span (choose a wider swizzle or a narrower box)",
+            "swizzle",
+        ));
+    }
+    Ok(())
+}
+
+/// NaN fill only for floating-point data.
+fn check_oob_fill(cx: &Ctx, common: &Common, data_type: TensorMapDataType) -> Result<()> {
     if common.oob_fill == super::options::OobFill::Nan && !data_type.is_floating() {
         return Err(cx.bad(
             format!("NaN fill with data type {data_type:?}"),
@@ -378,188 +436,225 @@ pub(crate) fn encode(src: Source<'_>, kind: Kind<'_>) -> Result<Encoding> {
         ));
     }
 
-    match kind {
-        Kind::Tiled(o) => {
-            if o.box_dim.len() != rank {
-                return Err(cx.bad(
-                    format!(
-                        "the box has {} dimensions but the view has rank {rank}",
-                        o.box_dim.len()
-                    ),
-                    "give one box dimension per axis",
-                    "boxDim",
-                ));
-            }
-            for (axis, &b) in o.box_dim.iter().enumerate() {
-                if !(1..=256).contains(&b) {
-                    return Err(cx.bad(
-                        format!("axis {axis} has box dimension {b}"),
-                        "every box dimension must be in [1, 256]",
-                        "boxDim",
-                    ));
-                }
-                enc.box_dim[inner - axis] = b;
-            }
-            let inner_bytes = o.box_dim[inner] as usize * esize;
-            if !inner_bytes.is_multiple_of(16) {
-                return Err(cx.bad(
-                    format!(
-                        "the inner box is {} elements x {esize} bytes = {inner_bytes} bytes",
-                        o.box_dim[inner]
-                    ),
-                    "the inner box must be a multiple of 16 bytes, with or without interleave (with interleave: measured on compute capability 9.0, driver 580)",
-                    "boxDim[0]",
-                ));
-            }
-            let total: usize = o.box_dim.iter().map(|&b| b as usize).product::<usize>() * esize;
-            if total > BOX_BYTES_LIMIT {
-                return Err(cx.bad(
-                    format!(
-                        "the box {:?} of {esize}-byte elements holds {total} bytes",
-                        o.box_dim
-                    ),
-                    &format!("a box may hold at most {BOX_BYTES_LIMIT} bytes (228 KiB; measured on compute capability 9.0, driver 580, where the documentation states no limit)"),
-                    "boxDim",
-                ));
-            }
-            check_span(inner_bytes, "box")?;
+    Ok(())
+}
+
+/// A tiled box: one dimension per axis in [1, 256], the inner box a multiple of 16
+/// bytes, at most 228 KiB, within the swizzle span.
+fn tiled_box(
+    cx: &Ctx,
+    o: &TiledOptions,
+    common: &Common,
+    shape: &[i64],
+    enc: &mut Encoding,
+) -> Result<()> {
+    let (rank, esize) = (shape.len(), enc.data_type.size());
+    let inner = rank - 1;
+
+    if o.box_dim.len() != rank {
+        return Err(cx.bad(
+            format!(
+                "the box has {} dimensions but the view has rank {rank}",
+                o.box_dim.len()
+            ),
+            "give one box dimension per axis",
+            "boxDim",
+        ));
+    }
+    for (axis, &b) in o.box_dim.iter().enumerate() {
+        if !(1..=256).contains(&b) {
+            return Err(cx.bad(
+                format!("axis {axis} has box dimension {b}"),
+                "every box dimension must be in [1, 256]",
+                "boxDim",
+            ));
         }
-        Kind::Im2col(o) => {
-            let spatial = rank - 2;
-            let limit: i32 = match rank {
-                3 => 32768,
-                4 => 128,
-                _ => 16,
-            };
-            for (name, c) in [("lower", &o.lower_corner), ("upper", &o.upper_corner)] {
-                if c.len() != spatial {
-                    return Err(cx.bad(
-                        format!("{} {name} corner offsets for rank {rank}", c.len()),
-                        &format!("give one offset per spatial axis ({spatial} for rank {rank})"),
-                        if name == "lower" {
-                            "pixelBoxLowerCorner"
-                        } else {
-                            "pixelBoxUpperCorner"
-                        },
-                    ));
-                }
-                for (k, &v) in c.iter().enumerate() {
-                    if v < -limit || v >= limit {
-                        return Err(cx.bad(
-                            format!(
-                                "{name} corner offset {v} on spatial axis {} (view axis {})",
-                                k,
-                                k + 1
-                            ),
-                            &format!(
-                                "with rank {rank} each offset must be in [{}, {}]",
-                                -limit,
-                                limit - 1
-                            ),
-                            if name == "lower" {
-                                "pixelBoxLowerCorner"
-                            } else {
-                                "pixelBoxUpperCorner"
-                            },
-                        ));
-                    }
-                }
-            }
-            for k in 0..spatial {
-                let extent = shape[k + 1];
-                let size = extent + o.upper_corner[k] as i64 - o.lower_corner[k] as i64;
-                if size <= 0 {
-                    return Err(cx.bad(
-                        format!(
-                            "on view axis {} (extent {extent}) the box spans {} to {}, which is empty",
-                            k + 1,
-                            o.lower_corner[k],
-                            extent - 1 + o.upper_corner[k] as i64
-                        ),
-                        "the bounding box must have non-zero area",
-                        "pixelBoxLowerCorner/pixelBoxUpperCorner",
-                    ));
-                }
-                enc.lower_corner[spatial - 1 - k] = o.lower_corner[k];
-                enc.upper_corner[spatial - 1 - k] = o.upper_corner[k];
-            }
-            check_counts(&cx, o.channels_per_pixel, o.pixels_per_column, true)?;
-            let channel_bytes = o.channels_per_pixel as usize * esize;
-            if !channel_bytes.is_multiple_of(16) {
-                return Err(cx.bad(
-                    format!(
-                        "{} channels per pixel x {esize} bytes = {channel_bytes} bytes",
-                        o.channels_per_pixel
-                    ),
-                    "the channels of a pixel must be a multiple of 16 bytes (measured on compute capability 9.0, driver 580)",
-                    "channelsPerPixel",
-                ));
-            }
-            let total = channel_bytes * o.pixels_per_column as usize;
-            if total > BOX_BYTES_LIMIT {
-                return Err(cx.bad(
-                    format!(
-                        "{} channels x {} pixels x {esize} bytes = {total} bytes",
-                        o.channels_per_pixel, o.pixels_per_column
-                    ),
-                    &format!("a box may hold at most {BOX_BYTES_LIMIT} bytes (228 KiB; measured on compute capability 9.0, driver 580, where the documentation states no limit)"),
-                    "channelsPerPixel x pixelsPerColumn",
-                ));
-            }
-            enc.channels_per_pixel = o.channels_per_pixel;
-            enc.pixels_per_column = o.pixels_per_column;
-            check_span(
-                o.channels_per_pixel as usize * esize,
-                "box (channels per pixel)",
-            )?;
+        enc.box_dim[inner - axis] = b;
+    }
+    let inner_bytes = o.box_dim[inner] as usize * esize;
+    if !inner_bytes.is_multiple_of(16) {
+        return Err(cx.bad(
+                format!(
+                    "the inner box is {} elements x {esize} bytes = {inner_bytes} bytes",
+                    o.box_dim[inner]
+                ),
+                "the inner box must be a multiple of 16 bytes, with or without interleave (with interleave: measured on compute capability 9.0, driver 580)",
+                "boxDim[0]",
+            ));
+    }
+    let total: usize = o.box_dim.iter().map(|&b| b as usize).product::<usize>() * esize;
+    if total > BOX_BYTES_LIMIT {
+        return Err(cx.bad(
+                format!(
+                    "the box {:?} of {esize}-byte elements holds {total} bytes",
+                    o.box_dim
+                ),
+                &format!("a box may hold at most {BOX_BYTES_LIMIT} bytes (228 KiB; measured on compute capability 9.0, driver 580, where the documentation states no limit)"),
+                "boxDim",
+            ));
+    }
+    check_span(cx, common, inner_bytes, "box")
+}
+
+/// An im2col box: corners per spatial axis in range and a non-empty bounding box,
+/// channels and pixels in range, channels a multiple of 16 bytes, at most 228 KiB.
+fn im2col_box(
+    cx: &Ctx,
+    o: &Im2colOptions,
+    common: &Common,
+    shape: &[i64],
+    enc: &mut Encoding,
+) -> Result<()> {
+    let (rank, esize) = (shape.len(), enc.data_type.size());
+
+    let spatial = rank - 2;
+    let limit: i32 = match rank {
+        3 => 32768,
+        4 => 128,
+        _ => 16,
+    };
+    for (name, c) in [("lower", &o.lower_corner), ("upper", &o.upper_corner)] {
+        if c.len() != spatial {
+            return Err(cx.bad(
+                format!("{} {name} corner offsets for rank {rank}", c.len()),
+                &format!("give one offset per spatial axis ({spatial} for rank {rank})"),
+                if name == "lower" {
+                    "pixelBoxLowerCorner"
+                } else {
+                    "pixelBoxUpperCorner"
+                },
+            ));
         }
-        Kind::Im2colWide(o) => {
-            for (name, v) in [("lower", o.lower_corner_w), ("upper", o.upper_corner_w)] {
-                if !(-32768..=32767).contains(&v) {
-                    return Err(cx.bad(
-                        format!("{name} corner offset {v} along W"),
-                        "each W offset must be in [-32768, 32767]",
-                        "pixelBoxLowerCornerWidth/pixelBoxUpperCornerWidth",
-                    ));
-                }
-            }
-            let w = shape[rank - 2];
-            if w + o.upper_corner_w as i64 - o.lower_corner_w as i64 <= 0 {
+        for (k, &v) in c.iter().enumerate() {
+            if v < -limit || v >= limit {
                 return Err(cx.bad(
                     format!(
-                        "along W (extent {w}) the box spans {} to {}, which is empty",
-                        o.lower_corner_w,
-                        w - 1 + o.upper_corner_w as i64
+                        "{name} corner offset {v} on spatial axis {} (view axis {})",
+                        k,
+                        k + 1
                     ),
-                    "the bounding box must have non-zero area",
-                    "pixelBoxLowerCornerWidth/pixelBoxUpperCornerWidth",
+                    &format!(
+                        "with rank {rank} each offset must be in [{}, {}]",
+                        -limit,
+                        limit - 1
+                    ),
+                    if name == "lower" {
+                        "pixelBoxLowerCorner"
+                    } else {
+                        "pixelBoxUpperCorner"
+                    },
                 ));
             }
-            check_counts(
-                &cx,
-                o.channels_per_pixel,
-                o.pixels_per_column,
-                o.mode == Im2colWideMode::W,
-            )?;
-            if !matches!(common.swizzle, Swizzle::B64 | Swizzle::B128) {
-                return Err(cx.bad(
-                    format!("swizzle {:?}", common.swizzle),
-                    "im2col-wide supports the 64- and 128-byte swizzles only",
-                    "swizzle",
-                ));
-            }
-            check_span(
-                o.channels_per_pixel as usize * esize,
-                "box (channels per pixel)",
-            )?;
-            enc.lower_corner[0] = o.lower_corner_w;
-            enc.upper_corner[0] = o.upper_corner_w;
-            enc.channels_per_pixel = o.channels_per_pixel;
-            enc.pixels_per_column = o.pixels_per_column;
-            enc.wide_mode = o.mode;
         }
     }
-    Ok(enc)
+    for k in 0..spatial {
+        let extent = shape[k + 1];
+        let size = extent + o.upper_corner[k] as i64 - o.lower_corner[k] as i64;
+        if size <= 0 {
+            return Err(cx.bad(
+                format!(
+                    "on view axis {} (extent {extent}) the box spans {} to {}, which is empty",
+                    k + 1,
+                    o.lower_corner[k],
+                    extent - 1 + o.upper_corner[k] as i64
+                ),
+                "the bounding box must have non-zero area",
+                "pixelBoxLowerCorner/pixelBoxUpperCorner",
+            ));
+        }
+        enc.lower_corner[spatial - 1 - k] = o.lower_corner[k];
+        enc.upper_corner[spatial - 1 - k] = o.upper_corner[k];
+    }
+    check_counts(cx, o.channels_per_pixel, o.pixels_per_column, true)?;
+    let channel_bytes = o.channels_per_pixel as usize * esize;
+    if !channel_bytes.is_multiple_of(16) {
+        return Err(cx.bad(
+                format!(
+                    "{} channels per pixel x {esize} bytes = {channel_bytes} bytes",
+                    o.channels_per_pixel
+                ),
+                "the channels of a pixel must be a multiple of 16 bytes (measured on compute capability 9.0, driver 580)",
+                "channelsPerPixel",
+            ));
+    }
+    let total = channel_bytes * o.pixels_per_column as usize;
+    if total > BOX_BYTES_LIMIT {
+        return Err(cx.bad(
+                format!(
+                    "{} channels x {} pixels x {esize} bytes = {total} bytes",
+                    o.channels_per_pixel, o.pixels_per_column
+                ),
+                &format!("a box may hold at most {BOX_BYTES_LIMIT} bytes (228 KiB; measured on compute capability 9.0, driver 580, where the documentation states no limit)"),
+                "channelsPerPixel x pixelsPerColumn",
+            ));
+    }
+    enc.channels_per_pixel = o.channels_per_pixel;
+    enc.pixels_per_column = o.pixels_per_column;
+    check_span(
+        cx,
+        common,
+        o.channels_per_pixel as usize * esize,
+        "box (channels per pixel)",
+    )
+}
+
+/// An im2col-wide box: W corners in range and a non-empty bounding box, counts in
+/// range, the 64- or 128-byte swizzle.
+fn im2col_wide_box(
+    cx: &Ctx,
+    o: &Im2colWideOptions,
+    common: &Common,
+    shape: &[i64],
+    enc: &mut Encoding,
+) -> Result<()> {
+    let (rank, esize) = (shape.len(), enc.data_type.size());
+
+    for (name, v) in [("lower", o.lower_corner_w), ("upper", o.upper_corner_w)] {
+        if !(-32768..=32767).contains(&v) {
+            return Err(cx.bad(
+                format!("{name} corner offset {v} along W"),
+                "each W offset must be in [-32768, 32767]",
+                "pixelBoxLowerCornerWidth/pixelBoxUpperCornerWidth",
+            ));
+        }
+    }
+    let w = shape[rank - 2];
+    if w + o.upper_corner_w as i64 - o.lower_corner_w as i64 <= 0 {
+        return Err(cx.bad(
+            format!(
+                "along W (extent {w}) the box spans {} to {}, which is empty",
+                o.lower_corner_w,
+                w - 1 + o.upper_corner_w as i64
+            ),
+            "the bounding box must have non-zero area",
+            "pixelBoxLowerCornerWidth/pixelBoxUpperCornerWidth",
+        ));
+    }
+    check_counts(
+        cx,
+        o.channels_per_pixel,
+        o.pixels_per_column,
+        o.mode == Im2colWideMode::W,
+    )?;
+    if !matches!(common.swizzle, Swizzle::B64 | Swizzle::B128) {
+        return Err(cx.bad(
+            format!("swizzle {:?}", common.swizzle),
+            "im2col-wide supports the 64- and 128-byte swizzles only",
+            "swizzle",
+        ));
+    }
+    check_span(
+        cx,
+        common,
+        o.channels_per_pixel as usize * esize,
+        "box (channels per pixel)",
+    )?;
+    enc.lower_corner[0] = o.lower_corner_w;
+    enc.upper_corner[0] = o.upper_corner_w;
+    enc.channels_per_pixel = o.channels_per_pixel;
+    enc.pixels_per_column = o.pixels_per_column;
+    enc.wide_mode = o.mode;
+    Ok(())
 }
 
 fn check_counts(cx: &Ctx, channels: u32, pixels: u32, pixels_matter: bool) -> Result<()> {
