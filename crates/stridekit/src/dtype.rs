@@ -1,5 +1,8 @@
 //! Element types: what the bytes of a view mean.
 
+use crate::error::{invalid, Result};
+use dlpark::ffi::{DLDataType, DLDataTypeCode};
+
 /// An element type, with its size and DLPack encoding.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[non_exhaustive]
@@ -137,6 +140,45 @@ macro_rules! element {
 element!(i8 => I8, i16 => I16, i32 => I32, i64 => I64, u8 => U8, u16 => U16, u32 => U32,
     u64 => U64, f32 => F32, f64 => F64, half::f16 => F16, half::bf16 => BF16,
     [f32; 2] => Complex64, [f64; 2] => Complex128);
+
+/// The DLPack encoding of a dtype as dlpark's `DLDataType` (the table is
+/// [`DType::dlpack`]; this is its only other form).
+pub fn dtype_to_dlpack(d: DType) -> DLDataType {
+    let (code, bits, lanes) = d.dlpack();
+    DLDataType {
+        code: DLDataTypeCode(code),
+        bits,
+        lanes,
+    }
+}
+
+/// What a DLPack data type means to stridekit: a known dtype, or just an itemsize
+/// (`Ok((None, n))` for a whole-byte type stridekit has no name for). Vector types
+/// (lanes != 1), sub-byte types and 0-bit types are refused.
+pub fn dtype_from_dlpack(op: &'static str, t: DLDataType) -> Result<(Option<DType>, usize)> {
+    if t.lanes != 1 {
+        return Err(invalid(
+            op,
+            format!(
+                "data type (code {}, bits {}, lanes {}) has {} lanes; only scalar types (lanes = 1) can be viewed",
+                t.code.0, t.bits, t.lanes, t.lanes
+            ),
+        ));
+    }
+    if t.bits == 0 || !t.bits.is_multiple_of(8) {
+        return Err(invalid(
+            op,
+            format!(
+                "data type (code {}, bits {}) is {} bits wide; only whole-byte element types can be viewed (sub-byte packed types are not supported)",
+                t.code.0, t.bits, t.bits
+            ),
+        ));
+    }
+    Ok((
+        DType::from_dlpack(t.code.0, t.bits, t.lanes),
+        t.bits as usize / 8,
+    ))
+}
 
 #[cfg(test)]
 mod tests {

@@ -1,6 +1,6 @@
 //! DLPack export: a view's memory handed to another framework, kept alive by the tensor.
 
-use super::dtype::dtype_to_dlpack;
+use crate::dtype::dtype_to_dlpack;
 use crate::dtype::DType;
 use crate::error::{invalid, Result};
 use crate::memory::MemoryKind;

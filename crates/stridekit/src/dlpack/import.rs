@@ -1,6 +1,6 @@
 //! DLPack import: a producer's managed tensor becomes a view that owns it.
 
-use super::dtype::dtype_from_dlpack;
+use crate::dtype::dtype_from_dlpack;
 use crate::error::{invalid, Error, Result};
 use crate::memory::span_at;
 use crate::memory::MemoryKind;

@@ -28,17 +28,16 @@
 //! [`StridedMemoryView::to_dlpack`]: crate::StridedMemoryView::to_dlpack
 //! [`StridedMemoryViewMut::into_dlpack`]: crate::StridedMemoryViewMut::into_dlpack
 
-mod dtype;
 mod export;
 mod import;
 
+pub use crate::dtype::{dtype_from_dlpack, dtype_to_dlpack};
 pub use dlpark;
 pub use dlpark::ffi::{
     DLDataType, DLDevice, DLDeviceType, DLManagedTensor, DLManagedTensorVersioned,
     DLPackExchangeAPI, DLTensor,
 };
 pub use dlpark::DlpackFlags;
-pub use dtype::{dtype_from_dlpack, dtype_to_dlpack};
 pub(crate) use export::{export, ExportSpec};
 pub use import::DlpackTensor;
 pub(crate) use import::{describe_memory, Described};
