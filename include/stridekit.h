@@ -76,7 +76,9 @@ typedef struct sk_tma_options {
 extern "C" {
 #endif // __cplusplus
 
-// Copies `src` into `dst` element by element (any layouts, any memory kinds).
+// Copies `src` into `dst` element by element (any layouts, any memory kinds). Copies
+// never reinterpret: views whose dtypes are both known and differ are refused with
+// `SK_ERR_INVALID` (use `sk_view_copy_bits` to copy the bytes as they are).
 //
 // `stream` follows stridekit's one rule for stream values: `CU_STREAM_LEGACY` (1) is
 // the legacy default stream, `CU_STREAM_PER_THREAD` (2) the per-thread default stream,
@@ -94,6 +96,16 @@ enum sk_status sk_view_copy(const struct sk_view *dst,
                             const struct sk_view *src,
                             uintptr_t stream,
                             int32_t blocking);
+
+// `sk_view_copy` of the bytes as they are, also between views of different dtypes of
+// one itemsize: an explicit reinterpretation (int32 bits into a float32 view, say).
+//
+// # Safety
+// As for `sk_view_copy`.
+enum sk_status sk_view_copy_bits(const struct sk_view *dst,
+                                 const struct sk_view *src,
+                                 uintptr_t stream,
+                                 int32_t blocking);
 
 // The message of the calling thread's last failed call (empty if none failed). The
 // pointer stays valid until the next failing call on this thread.

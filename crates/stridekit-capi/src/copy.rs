@@ -7,7 +7,9 @@ use stridekit::view::DynView;
 use stridekit::CopyOptions;
 use stridekit::StreamValue;
 
-/// Copies `src` into `dst` element by element (any layouts, any memory kinds).
+/// Copies `src` into `dst` element by element (any layouts, any memory kinds). Copies
+/// never reinterpret: views whose dtypes are both known and differ are refused with
+/// `SK_ERR_INVALID` (use `sk_view_copy_bits` to copy the bytes as they are).
 ///
 /// `stream` follows stridekit's one rule for stream values: `CU_STREAM_LEGACY` (1) is
 /// the legacy default stream, `CU_STREAM_PER_THREAD` (2) the per-thread default stream,
@@ -28,7 +30,38 @@ pub unsafe extern "C" fn sk_view_copy(
     stream: usize,
     blocking: i32,
 ) -> sk_status {
-    const OP: &str = "sk_view_copy";
+    // SAFETY: the caller's promise, passed on.
+    unsafe { copy("sk_view_copy", dst, src, stream, blocking, false) }
+}
+
+/// `sk_view_copy` of the bytes as they are, also between views of different dtypes of
+/// one itemsize: an explicit reinterpretation (int32 bits into a float32 view, say).
+///
+/// # Safety
+/// As for `sk_view_copy`.
+#[no_mangle]
+pub unsafe extern "C" fn sk_view_copy_bits(
+    dst: *const sk_view,
+    src: *const sk_view,
+    stream: usize,
+    blocking: i32,
+) -> sk_status {
+    // SAFETY: the caller's promise, passed on.
+    unsafe { copy("sk_view_copy_bits", dst, src, stream, blocking, true) }
+}
+
+/// The copy behind both entry points.
+///
+/// # Safety
+/// As for `sk_view_copy`.
+unsafe fn copy(
+    op: &'static str,
+    dst: *const sk_view,
+    src: *const sk_view,
+    stream: usize,
+    blocking: i32,
+    bits: bool,
+) -> sk_status {
     guard(|| {
         let blocking = match blocking {
             -1 => None,
@@ -37,39 +70,40 @@ pub unsafe extern "C" fn sk_view_copy(
             b => {
                 return Err(fail(
                     sk_status::SK_ERR_INVALID,
-                    format!("{OP}: blocking {b} is not -1 (default), 0 or 1"),
+                    format!("{op}: blocking {b} is not -1 (default), 0 or 1"),
                 ))
             }
         };
-        non_null(OP, "dst", dst)?;
-        non_null(OP, "src", src)?;
+        non_null(op, "dst", dst)?;
+        non_null(op, "src", src)?;
         // SAFETY: both non-NULL and readable (caller).
         let same = unsafe { (*dst).owner == (*src).owner };
         // SAFETY: the caller's promise.
-        let d = unsafe { lookup(OP, "dst", dst) }?;
+        let d = unsafe { lookup(op, "dst", dst) }?;
         if same {
             // The same view: every element is already where it must go.
             return match d.held {
                 DynView::Writable(_) => Ok(()),
                 DynView::ReadOnly(_) => Err(fail(
                     sk_status::SK_ERR_READ_ONLY,
-                    format!("{OP}: `dst` is a read-only view"),
+                    format!("{op}: `dst` is a read-only view"),
                 )),
             };
         }
         // SAFETY: the caller's promise; `src` has another owner than `dst`, so the two
         // borrows are of different handles.
-        let s = unsafe { lookup(OP, "src", src) }?;
+        let s = unsafe { lookup(op, "src", src) }?;
         let DynView::Writable(out) = &mut d.held else {
             return Err(fail(
                 sk_status::SK_ERR_READ_ONLY,
-                format!("{OP}: `dst` is a read-only view"),
+                format!("{op}: `dst` is a read-only view"),
             ));
         };
         let stream = StreamValue::decode(stream as isize as i64)?;
         let opts = CopyOptions {
             blocking,
             allocator: None,
+            bits,
         };
         let from = s.held.as_view();
         // SAFETY: a non-default stream is a live handle (caller).

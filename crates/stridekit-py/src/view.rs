@@ -481,13 +481,16 @@ impl PyView {
     /// Copies `other` into this view (any layouts, any memory kinds), ordered on `stream`
     /// (None: the legacy default stream). `blocking`: None waits for copies that touch
     /// host memory and not for device-to-device ones. `allocator` supplies temporaries.
-    #[pyo3(signature = (other, stream = None, allocator = None, blocking = None))]
+    /// Copies never reinterpret: views of different dtypes are refused unless `bits` is
+    /// True (the bytes are copied as they are).
+    #[pyo3(signature = (other, stream = None, allocator = None, blocking = None, *, bits = false))]
     fn copy_from(
         slf: &Bound<'_, Self>,
         other: &Bound<'_, PyAny>,
         stream: Option<&Bound<'_, PyAny>>,
         allocator: Option<PyRef<'_, PyMemoryResource>>,
         blocking: Option<bool>,
+        bits: bool,
     ) -> PyResult<()> {
         let py = slf.py();
         if other.is(slf) {
@@ -512,6 +515,7 @@ impl PyView {
             let opts = CopyOptions {
                 blocking,
                 allocator: alloc,
+                bits,
             };
             // SAFETY: stream handles from Python name live streams (as in every CUDA
             // binding; the driver cannot check them).
@@ -521,15 +525,16 @@ impl PyView {
     }
 
     /// Copies this view into `other`; see `copy_from`.
-    #[pyo3(signature = (other, stream = None, allocator = None, blocking = None))]
+    #[pyo3(signature = (other, stream = None, allocator = None, blocking = None, *, bits = false))]
     fn copy_to(
         slf: &Bound<'_, Self>,
         other: &Bound<'_, PyView>,
         stream: Option<&Bound<'_, PyAny>>,
         allocator: Option<PyRef<'_, PyMemoryResource>>,
         blocking: Option<bool>,
+        bits: bool,
     ) -> PyResult<()> {
-        PyView::copy_from(other, slf.as_any(), stream, allocator, blocking)
+        PyView::copy_from(other, slf.as_any(), stream, allocator, blocking, bits)
     }
 
     /// DLPack export: the memory without a copy, kept alive until the consumer is done.

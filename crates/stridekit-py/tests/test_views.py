@@ -150,3 +150,17 @@ def test_the_decorator_hands_out_views():
     assert f(np.zeros((2, 3)), 3, np.zeros(4, np.int16)) == ((2, 3), 3, np.dtype(np.int16))
     with pytest.raises(TypeError):
         f(np.zeros(1), 2)
+
+
+def test_copies_never_reinterpret_unless_bits_is_asked():
+    src = np.array([1, 2, 3, 0x3F800000], dtype=np.int32)
+    out = np.zeros(4, dtype=np.float32)
+    with pytest.raises(ValueError, match="the source is I32 and the destination F32"):
+        StridedMemoryView(out).copy_from(StridedMemoryView(src))
+    assert out.tobytes() == bytes(16)
+    StridedMemoryView(out).copy_from(StridedMemoryView(src), bits=True)
+    assert out.tobytes() == src.tobytes()
+    flags = np.zeros(4, dtype=np.bool_)
+    with pytest.raises(ValueError, match="Bool"):
+        StridedMemoryView(np.array([7, 0, 1, 255], np.uint8)).copy_to(StridedMemoryView(flags))
+    assert not flags.any()

@@ -203,3 +203,53 @@ fn host_copies_need_no_stream() {
         .unwrap();
     assert_eq!(a, [1; 4]);
 }
+
+#[test]
+fn copies_never_reinterpret_unless_asked() {
+    use stridekit::{DType, Order, StridedLayout, StridedMemoryView, StridedMemoryViewMut};
+    let l = StridedLayout::dense(&[4], 4, Order::C).unwrap();
+    let ints = [1i32, 2, 3, 0x3f80_0000];
+    let mut floats = [0f32; 4];
+    let mut dst = StridedMemoryViewMut::from_slice_mut(&mut floats, l.clone()).unwrap();
+    let src = StridedMemoryView::from_slice(&ints, &[4]).unwrap();
+    let e = dst.copy_from(&src, None).unwrap_err().to_string();
+    assert!(
+        e.contains("the source is I32 and the destination F32"),
+        "{e}"
+    );
+    assert!(e.contains("copy_bits_from"), "{e}");
+    // Nothing was written.
+    assert_eq!(dst.as_view().to_vec::<f32>().unwrap(), [0.0; 4]);
+    dst.copy_bits_from(&src, None).unwrap();
+    drop(dst);
+    assert_eq!(floats[3], 1.0);
+    assert_eq!(floats[0].to_bits(), 1);
+
+    // uint8 -> bool would store invalid bools: refused.
+    let bytes = [7u8, 0, 1, 255];
+    let mut flags = [0u8; 4];
+    let l1 = StridedLayout::dense(&[4], 1, Order::C).unwrap();
+    let mut b = StridedMemoryViewMut::from_slice_mut(&mut flags, l1.clone())
+        .unwrap()
+        .into_view_mut(l1.clone(), Some(DType::Bool))
+        .unwrap();
+    let e = b
+        .copy_from(&StridedMemoryView::from_slice(&bytes, &[4]).unwrap(), None)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("U8") && e.contains("Bool"), "{e}");
+    drop(b);
+    assert_eq!(flags, [0; 4]);
+
+    // A view without a dtype copies bytes.
+    let src_untyped = StridedMemoryView::from_slice(&ints, &[4])
+        .unwrap()
+        .view(l.clone(), None)
+        .unwrap();
+    let mut out = [0f32; 4];
+    let mut dst = StridedMemoryViewMut::from_slice_mut(&mut out, l.clone()).unwrap();
+    dst.copy_from(&src_untyped, None).unwrap();
+    assert_eq!(dst.dtype(), Some(DType::F32));
+    drop(dst);
+    assert_eq!(out[3], 1.0);
+}

@@ -53,6 +53,23 @@ static void fields_and_copies(void) {
     EXPECT(sk_view_copy(&dst, &src, (uintptr_t)-1, -1), SK_OK);
     /* Stream 0 is ambiguous under the one rule for stream values: refused. */
     EXPECT(sk_view_copy(&dst, &src, 0, -1), SK_ERR_INVALID);
+    {
+        /* Copies never reinterpret: int32 into float32 is refused, unless the bits are asked for. */
+        static const DLDataType F32 = {kDLFloat, 32, 1};
+        int32_t ints[4] = {1, 2, 3, 0x3f800000};
+        float floats[4] = {0, 0, 0, 0};
+        int64_t n4[1] = {4};
+        sk_view vi, vf;
+        EXPECT(sk_view_from_ptr((uintptr_t)ints, 1, n4, NULL, 4, I32, true, NULL, NULL, &vi), SK_OK);
+        EXPECT(sk_view_from_ptr((uintptr_t)floats, 1, n4, NULL, 4, F32, false, NULL, NULL, &vf), SK_OK);
+        EXPECT(sk_view_copy(&vf, &vi, (uintptr_t)-1, -1), SK_ERR_INVALID);
+        CHECK(strstr(sk_last_error(), "the source is I32 and the destination F32") != NULL);
+        CHECK(floats[3] == 0.0f);
+        EXPECT(sk_view_copy_bits(&vf, &vi, (uintptr_t)-1, -1), SK_OK);
+        CHECK(floats[3] == 1.0f);
+        EXPECT(sk_view_release(&vi), SK_OK);
+        EXPECT(sk_view_release(&vf), SK_OK);
+    }
     for (int i = 0; i < 3; i++)
         for (int j = 0; j < 4; j++) CHECK(b[i + 3 * j] == a[i * 4 + j]);
     bool c = false, f = false, any = false;

@@ -37,7 +37,11 @@ pub struct CopyOptions<'r> {
     /// copies that touch host memory always wait (the host side is borrowed).
     pub blocking: Option<bool>,
     /// Where device temporaries come from; default: the device's default memory pool.
+    /// What it hands back is checked (size, kind, device, alignment) before use.
     pub allocator: Option<&'r dyn MemoryResource>,
+    /// Copy the bytes even when the two views carry different dtypes (an explicit
+    /// reinterpretation, as `copy_bits_from` asks for). Default: such copies are refused.
+    pub bits: bool,
 }
 
 /// Which engine can touch a view's memory quickly.
@@ -333,6 +337,7 @@ pub(crate) fn copy_into(
 ) -> Result<()> {
     const OP: &str = "copy";
     dst.check_writable(OP)?;
+    check_dtypes(OP, dst, src, opts)?;
     let dmem = dst.region()?;
     let plan = CopyPlan::new(dst.layout(), src.layout())?;
     let across = match (gpu_device(dst), gpu_device(src)) {
@@ -385,6 +390,25 @@ pub(crate) fn copy_into(
     match stream {
         Some(stream) => finish(dst, src, stream, opts),
         None => Ok(()),
+    }
+}
+
+/// Copies never reinterpret: two known, different dtypes are refused unless the caller
+/// asked for the bits (views without a dtype copy bytes).
+fn check_dtypes(
+    op: &'static str,
+    dst: &Operand<'_>,
+    src: &Operand<'_>,
+    opts: &CopyOptions<'_>,
+) -> Result<()> {
+    match (dst.dtype(), src.dtype()) {
+        (Some(d), Some(s)) if d != s && !opts.bits => Err(invalid(
+            op,
+            format!(
+                "the source is {s:?} and the destination {d:?}; a copy never converts or reinterprets elements, so the dtypes must match (copy_bits_from, or CopyOptions {{ bits: true }}, copies the bytes as they are)"
+            ),
+        )),
+        _ => Ok(()),
     }
 }
 

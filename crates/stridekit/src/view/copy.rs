@@ -26,6 +26,35 @@ impl StridedMemoryViewMut<'_> {
         self.copy_from_with(src, stream, &CopyOptions::default())
     }
 
+    /// [`copy_from`](Self::copy_from) of the bytes as they are, when the two views carry
+    /// different dtypes of one itemsize: an explicit reinterpretation (int32 bits into a
+    /// float32 view, say). `copy_from` refuses such pairs.
+    ///
+    /// ```
+    /// use stridekit::{Order, StridedLayout, StridedMemoryView, StridedMemoryViewMut};
+    /// let ints = [0x3f80_0000i32; 4];
+    /// let mut floats = [0f32; 4];
+    /// let l = StridedLayout::dense(&[4], 4, Order::C)?;
+    /// let mut dst = StridedMemoryViewMut::from_slice_mut(&mut floats, l)?;
+    /// let src = StridedMemoryView::from_slice(&ints, &[4])?;
+    /// assert!(dst.copy_from(&src, None).is_err());
+    /// dst.copy_bits_from(&src, None)?;
+    /// drop(dst);
+    /// assert_eq!(floats, [1.0; 4]);
+    /// # Ok::<(), stridekit::Error>(())
+    /// ```
+    pub fn copy_bits_from<B: Access>(
+        &mut self,
+        src: &StridedMemoryViewBase<'_, B>,
+        stream: Option<&Arc<CudaStream>>,
+    ) -> Result<()> {
+        let opts = CopyOptions {
+            bits: true,
+            ..CopyOptions::default()
+        };
+        self.copy_from_with(src, stream, &opts)
+    }
+
     /// [`copy_from`](Self::copy_from) with options.
     pub fn copy_from_with<B: Access>(
         &mut self,
