@@ -59,6 +59,14 @@ pub enum Error {
         /// What broke.
         what: String,
     },
+    /// Memory could not be had: the system (or the driver) refused an allocation.
+    #[error("{op}: could not allocate {bytes} bytes; the memory is not available")]
+    OutOfMemory {
+        /// The operation.
+        op: &'static str,
+        /// Bytes asked for (saturated at `usize::MAX`).
+        bytes: usize,
+    },
     /// A layout was rejected.
     #[error(transparent)]
     Layout(#[from] LayoutError),

@@ -129,7 +129,7 @@ fn rejections_before_any_work() {
 
 #[test]
 fn views_are_validated_against_their_memory() {
-    let buf = HostMemoryResource::allocate_host(48);
+    let buf = HostMemoryResource::allocate_host(48).unwrap();
     assert_eq!(buf.kind(), MemoryKind::Host);
     let ok = StridedMemoryView::from_buffer(
         &buf,

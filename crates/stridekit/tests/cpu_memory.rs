@@ -30,13 +30,13 @@ fn without_a_driver_gpu_entry_points_fail_cleanly() {
 
 #[test]
 fn host_resource_gives_aligned_zeroed_memory() {
-    let b = HostMemoryResource::allocate_host(1000);
+    let b = HostMemoryResource::allocate_host(1000).unwrap();
     assert_eq!(b.size(), 1000);
     assert_eq!(b.kind(), MemoryKind::Host);
     assert_eq!(b.ptr() % 64, 0);
     assert!(b.is_host_accessible() && !b.is_device_accessible());
     assert_eq!(b.device_ordinal(), None);
-    let e = HostMemoryResource::allocate_host(0);
+    let e = HostMemoryResource::allocate_host(0).unwrap();
     assert!(e.is_empty() && e.ptr() == 0);
 }
 
@@ -62,4 +62,23 @@ fn from_handle_keeps_its_owner_until_drop() {
     // SAFETY: a null pointer with a non-zero size is rejected before anything reads it.
     let e = unsafe { Buffer::from_handle(0, 16, ()) }.unwrap_err();
     assert!(e.to_string().contains("null address with size 16"), "{e}");
+}
+
+#[test]
+fn host_allocation_failures_are_errors_not_aborts() {
+    for size in [usize::MAX, 1usize << 62, (1usize << 62) + 1] {
+        let e = HostMemoryResource::allocate_host(size).unwrap_err();
+        assert!(matches!(e, Error::OutOfMemory { .. }), "{e}");
+        assert!(e.to_string().contains("could not allocate"), "{e}");
+    }
+}
+
+#[test]
+fn reading_a_huge_broadcast_view_is_an_error_not_a_panic() {
+    use stridekit::{StridedLayout, StridedMemoryView};
+    let one = [7u8];
+    let l = StridedLayout::new(&[1 << 31, 1 << 31], &[0, 0], 1).unwrap();
+    let v = StridedMemoryView::from_slice_with_layout(&one, l).unwrap();
+    let e = v.to_vec::<u8>().unwrap_err();
+    assert!(matches!(e, Error::OutOfMemory { .. }), "{e}");
 }

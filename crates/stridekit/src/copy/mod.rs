@@ -458,7 +458,12 @@ impl Operand<'_> {
     /// The elements as bytes in row-major order (host-accessible operands).
     fn to_vec_bytes(&self) -> Result<Vec<u8>> {
         let isz = self.layout().itemsize();
-        let mut out = vec![0u8; self.layout().volume() * isz];
+        let bytes = self
+            .layout()
+            .volume()
+            .checked_mul(isz)
+            .ok_or_else(|| invalid("copy", "the elements' bytes overflow usize"))?;
+        let mut out: Vec<u8> = crate::memory::try_zeroed("copy", bytes)?;
         let dense = StridedLayout::dense(self.shape(), isz, Order::C)?;
         host::copy(
             "copy",

@@ -189,7 +189,7 @@ mod tests {
 
     #[test]
     fn non_managed_buffers_are_rejected() {
-        let host = crate::HostMemoryResource::allocate_host(256);
+        let host = crate::HostMemoryResource::allocate_host(256).unwrap();
         let e = ManagedRange::of(&host).unwrap_err();
         assert!(e.to_string().contains("a buffer of kind Host"), "{e}");
         assert!(e.to_string().contains("is not managed memory"), "{e}");

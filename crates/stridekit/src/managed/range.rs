@@ -32,7 +32,7 @@ impl<'a> ManagedRange<'a> {
     /// The whole of `buffer`, which must be managed memory.
     ///
     /// ```
-    /// let host = stridekit::HostMemoryResource::allocate_host(64);
+    /// let host = stridekit::HostMemoryResource::allocate_host(64).unwrap();
     /// let err = stridekit::managed::ManagedRange::of(&host).unwrap_err();
     /// assert!(err.to_string().contains("is not managed memory"));
     /// ```

@@ -11,6 +11,7 @@ pub use buffer::Buffer;
 pub(crate) use buffer::{copy_bytes_unchecked, raw_copy};
 pub use device_pool::{DeviceMemoryResource, DevicePoolOptions};
 pub use host::HostMemoryResource;
+pub(crate) use host::try_zeroed;
 pub(crate) use pending::{mark, PendingWork};
 pub use pinned::PinnedMemoryResource;
 pub(crate) use region::{span_at, validate_layout, Region};

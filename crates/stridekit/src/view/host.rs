@@ -23,7 +23,7 @@ impl<'a, A: Access> StridedMemoryViewBase<'a, A> {
                 format!("the view is in {:?} memory, which the CPU cannot read; copy it to a host view first", self.kind),
             ));
         }
-        let mut out = vec![T::zeroed(); self.layout.volume()];
+        let mut out: Vec<T> = crate::memory::try_zeroed(OP, self.layout.volume())?;
         if out.is_empty() {
             return Ok(out);
         }
