@@ -81,6 +81,7 @@ impl CopyPlan {
         if plan.volume == 0 {
             return Ok(plan);
         }
+        let too_big = || crate::error::overflow(crate::error::Op::PlanCopy, "the copy's offsets");
         // (extent, dst stride, src stride) of the axes that matter, flipped to dst >= 0.
         let mut axes: smallvec::SmallVec<[(i64, i64, i64); 8]> = smallvec::SmallVec::new();
         for ((&e, &d), &s) in dst.shape().iter().zip(dst.strides()).zip(src.strides()) {
@@ -89,9 +90,15 @@ impl CopyPlan {
             }
             if d < 0 {
                 // Walk the axis backwards in both layouts: same pairs of elements.
-                plan.dst_offset += d * (e - 1);
-                plan.src_offset += s * (e - 1);
-                axes.push((e, -d, -s));
+                let walk = |offset: i64, stride: i64| {
+                    stride
+                        .checked_mul(e - 1)
+                        .and_then(|r| offset.checked_add(r))
+                };
+                plan.dst_offset = walk(plan.dst_offset, d).ok_or_else(too_big)?;
+                plan.src_offset = walk(plan.src_offset, s).ok_or_else(too_big)?;
+                let (nd, ns) = (d.checked_neg(), s.checked_neg());
+                axes.push((e, nd.ok_or_else(too_big)?, ns.ok_or_else(too_big)?));
             } else {
                 axes.push((e, d, s));
             }
@@ -102,9 +109,10 @@ impl CopyPlan {
             if let (Some(&pd), Some(&ps)) = (plan.dst_strides.last(), plan.src_strides.last()) {
                 let last = plan.shape.len() - 1;
                 let inner_e = plan.shape[last];
-                // Merge when the previous (outer) axis steps exactly over this one in both.
-                if pd == d * e && ps == s * e {
-                    plan.shape[last] = inner_e * e;
+                // Merge when the previous (outer) axis steps exactly over this one in both
+                // (a product that overflows steps over nothing).
+                if Some(pd) == d.checked_mul(e) && Some(ps) == s.checked_mul(e) {
+                    plan.shape[last] = inner_e.checked_mul(e).ok_or_else(too_big)?;
                     plan.dst_strides[last] = d;
                     plan.src_strides[last] = s;
                     continue;

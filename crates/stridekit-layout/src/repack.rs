@@ -79,7 +79,7 @@ impl StridedLayout {
                     "itemsize {itemsize} does not divide the current itemsize {old}; the bytes of one element cannot be split evenly"
                 )));
             }
-            let f = (old / itemsize) as i64;
+            let f = i64::try_from(old / itemsize).map_err(|_| too_big())?;
             shape[axis] = extent.checked_mul(f).ok_or_else(too_big)?;
             for (i, s) in strides.iter_mut().enumerate() {
                 if i != axis {
@@ -93,7 +93,8 @@ impl StridedLayout {
                     "itemsize {itemsize} is not a multiple of the current itemsize {old}; elements cannot be packed evenly"
                 )));
             }
-            let f = (itemsize / old) as i64;
+            // A factor beyond i64 cannot divide any extent: the checks below refuse it.
+            let f = i64::try_from(itemsize / old).unwrap_or(i64::MAX);
             if extent % f != 0 {
                 return Err(rule(format!(
                     "extent {extent} at axis {axis} is not divisible by the packing factor {f}"

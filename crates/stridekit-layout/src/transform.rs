@@ -4,7 +4,7 @@ use crate::dims::{
     check_extents, check_ndim, checked_volume, dims_from_fn, normalize_axis, normalize_permutation,
     zeros, Dims,
 };
-use crate::error::{LayoutError, Op, Result, Tuple};
+use crate::error::{overflow, LayoutError, Op, Result, Tuple};
 use crate::layout::StridedLayout;
 
 /// A set of axes, one bit per axis; see [`StridedLayout::flattened_axis_mask`].
@@ -116,8 +116,14 @@ impl StridedLayout {
             let mut prev: Option<usize> = None;
             for k in (oi..oj).filter(|&k| old_e[k] != 1) {
                 if let Some(p) = prev {
-                    let merged = old_s[k] * old_e[k];
-                    if old_s[p] != merged {
+                    let merged = old_s[k].checked_mul(old_e[k]);
+                    if Some(old_s[p]) != merged {
+                        // A product past i64 merges with nothing; shown saturated.
+                        let merged = merged.unwrap_or(if (old_s[k] < 0) == (old_e[k] < 0) {
+                            i64::MAX
+                        } else {
+                            i64::MIN
+                        });
                         return Err(LayoutError::ReshapeIncompatible {
                             from: Tuple::from(old_e),
                             to: Tuple::from(shape),
@@ -132,7 +138,12 @@ impl StridedLayout {
             }
             strides[nj - 1] = old_s[oj - 1];
             for k in (ni + 1..nj).rev() {
-                strides[k - 1] = strides[k] * shape[k];
+                // An extent-1 axis is never stepped along: when the natural stride does
+                // not fit, the next one's serves.
+                strides[k - 1] = strides[k]
+                    .checked_mul(shape[k])
+                    .or((shape[k - 1] == 1).then_some(strides[k]))
+                    .ok_or_else(|| overflow(Op::Reshape, "a stride of the reshaped layout"))?;
             }
             ni = nj;
             oi = oj;
@@ -215,7 +226,9 @@ impl StridedLayout {
         for (i, (&e, &s)) in self.shape().iter().zip(self.strides()).enumerate() {
             if i > 0 && mask & (1u64 << i) != 0 {
                 let last = shape.len() - 1;
-                shape[last] *= e;
+                shape[last] = shape[last]
+                    .checked_mul(e)
+                    .ok_or_else(|| overflow(Op::Flatten, "a flattened extent"))?;
                 strides[last] = s;
             } else {
                 shape.push(e);

@@ -44,7 +44,8 @@ impl HostMemoryResource {
         if size == 0 {
             return Ok(Buffer::empty(MemoryKind::Host, None));
         }
-        let mut lines: Vec<Line> = try_zeroed("HostMemoryResource::allocate_host", size.div_ceil(64))?;
+        let mut lines: Vec<Line> =
+            try_zeroed("HostMemoryResource::allocate_host", size.div_ceil(64))?;
         let ptr = lines.as_mut_ptr() as u64;
         Ok(Buffer::from_owned_host(ptr, size, lines.into_boxed_slice()))
     }
