@@ -6,7 +6,11 @@ use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
 use stridekit::{StreamOrder, StreamValue};
 
-/// The handle of a stream-like Python object; `None` when `obj` is None.
+/// The stream value (stridekit's one rule: -1 none, 1 and 2 the default streams, other
+/// positive values handles, 0 refused) of a stream-like Python object; `None` when
+/// `obj` is None. An int is taken as it is. A stream object (`__cuda_stream__`, a
+/// `torch.cuda.Stream`, a CuPy stream) gives its CUDA handle, where NULL is the legacy
+/// default stream: its 0 becomes 1.
 pub(crate) fn handle(obj: Option<&Bound<'_, PyAny>>) -> PyResult<Option<i64>> {
     let Some(o) = obj else { return Ok(None) };
     if o.is_none() {
@@ -15,17 +19,18 @@ pub(crate) fn handle(obj: Option<&Bound<'_, PyAny>>) -> PyResult<Option<i64>> {
     if let Ok(h) = o.extract::<i64>() {
         return Ok(Some(h));
     }
+    let of_object = |h: i64| Ok(Some(if h == 0 { 1 } else { h }));
     if o.hasattr("__cuda_stream__")? {
         let (_, h): (i64, i64) = o.call_method0("__cuda_stream__")?.extract()?;
-        return Ok(Some(h));
+        return of_object(h);
     }
     for attr in ["cuda_stream", "ptr", "handle"] {
         if let Ok(v) = o.getattr(attr) {
             if let Ok(h) = v.extract::<i64>() {
-                return Ok(Some(h));
+                return of_object(h);
             }
             if let Ok(h) = v.call_method0("__int__").and_then(|x| x.extract::<i64>()) {
-                return Ok(Some(h));
+                return of_object(h);
             }
         }
     }

@@ -83,10 +83,9 @@ fn dlpack_view(obj: &Bound<'_, PyAny>, stream_ptr: Option<i64>) -> PyResult<DynV
     let on_gpu = matches!(dev_type, 2 | 13);
     let kwargs = PyDict::new(py);
     if on_gpu {
-        // -1 opts out of synchronisation; None is passed through (the legacy default
-        // stream); the NULL handle 0, which DLPack refuses as ambiguous, is the legacy
-        // default stream, 1.
-        kwargs.set_item("stream", stream_ptr.map(|s| if s == 0 { 1 } else { s }))?;
+        // Passed as decoded by the one rule: -1 opts out of synchronisation, None and 1
+        // are the legacy default stream (0 was refused before).
+        kwargs.set_item("stream", stream_ptr)?;
     }
     kwargs.set_item("max_version", (1, 3))?;
     fn call<'py>(obj: &Bound<'py, PyAny>, kw: &Bound<'py, PyDict>) -> PyResult<Bound<'py, PyAny>> {
@@ -344,6 +343,11 @@ impl PyView {
     #[pyo3(signature = (obj, stream_ptr = None))]
     fn new(obj: &Bound<'_, PyAny>, stream_ptr: Option<&Bound<'_, PyAny>>) -> PyResult<Self> {
         let sp = stream::handle(stream_ptr)?;
+        if let Some(v) = sp {
+            // The one rule first: 0 and values below -1 are refused before any producer
+            // is asked.
+            StreamValue::decode(v).py_err()?;
+        }
         let fast = match exchange_api(obj) {
             Some(api) => exchange_view(obj, api, sp)?,
             None => None,

@@ -39,7 +39,7 @@ def test_torch_tensors_of_every_dtype(name):
     dtype = getattr(torch, name)
     t = rand_torch((8, 6, 4), dtype, 1)
     for x in (t, t.transpose(0, 2), t[1:7:2, ::2], t[:, 3]):
-        v = StridedMemoryView(x, stream_ptr=torch.cuda.current_stream().cuda_stream)
+        v = StridedMemoryView(x, stream_ptr=torch.cuda.current_stream())
         assert v.ptr == x.data_ptr() and v.shape == tuple(x.shape) and v.strides == tuple(x.stride())
         assert (v.device_id, v.is_device_accessible, v.readonly) == (0, True, False)
         out = torch.empty(x.shape, dtype=dtype, device="cuda")

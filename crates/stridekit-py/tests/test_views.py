@@ -164,3 +164,19 @@ def test_copies_never_reinterpret_unless_bits_is_asked():
     with pytest.raises(ValueError, match="Bool"):
         StridedMemoryView(np.array([7, 0, 1, 255], np.uint8)).copy_to(StridedMemoryView(flags))
     assert not flags.any()
+
+
+def test_stream_values_follow_one_rule():
+    a = np.arange(6, dtype=np.float32)
+    with pytest.raises(ValueError, match="stream 0 is ambiguous"):
+        StridedMemoryView(a, stream_ptr=0)
+    with pytest.raises(ValueError, match="neither a handle nor a stream value"):
+        StridedMemoryView(a, stream_ptr=-7)
+    # -1 (no ordering) and a stream object whose CUDA handle is NULL are fine.
+    assert StridedMemoryView(a, stream_ptr=-1).shape == (6,)
+
+    class NullStream:
+        def __cuda_stream__(self):
+            return (0, 0)
+
+    assert StridedMemoryView(a, stream_ptr=NullStream()).shape == (6,)

@@ -156,7 +156,8 @@ fn resident_blocks(
 /// Runs the copy of `plan` from `src` to `dst` (the plan's offsets count from each
 /// region's base) on `stream`: its schedule's memcpys and kernels, in order. Checked
 /// first: every byte the plan reaches lies inside its region, the destination is
-/// writable, and both are memory the GPU can reach.
+/// writable, and (unless the plan is one run of bytes, which `cuMemcpyAsync` moves
+/// between any kinds) both are memory kernels can reach.
 pub(crate) fn launch(
     plan: &CopyPlan,
     dst: Region<'_>,
@@ -169,7 +170,7 @@ pub(crate) fn launch(
     }
     dst.check_writable(OP)?;
     for r in [&dst, &src] {
-        if !r.kind().is_device_accessible() {
+        if !plan.is_contiguous() && !r.kind().is_device_accessible() {
             return Err(crate::error::invalid(
                 OP,
                 format!(
