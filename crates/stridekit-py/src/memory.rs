@@ -343,6 +343,17 @@ fn batched(
     .py_err()
 }
 
+/// The ranges as exclusive, for a discard. Python has no borrow rules: as with
+/// cuda.core, asking for a discard states that nothing reads the contents until they
+/// are written again.
+fn exclusive<'a>(ranges: &[ManagedRange<'a>]) -> Vec<stridekit::managed::ExclusiveRange<'a>> {
+    ranges
+        .iter()
+        // SAFETY: the Python caller's statement above, documented on `discard`.
+        .map(|r| unsafe { r.assume_exclusive() })
+        .collect()
+}
+
 /// Discards managed buffers' contents (one buffer or a list), ordered on `stream`.
 #[pyfunction]
 #[pyo3(signature = (buffers, stream = None))]
@@ -352,7 +363,9 @@ pub(crate) fn discard(
     stream: Option<&Bound<'_, PyAny>>,
 ) -> PyResult<()> {
     let bufs = buffers_of(buffers)?;
-    batched(py, bufs, stream, |r, s| managed::discard_batch(r, s))
+    batched(py, bufs, stream, |r, s| {
+        managed::discard_batch(&exclusive(r), s)
+    })
 }
 
 /// Discards managed buffers' contents and prefetches them to locations (one for all, or
@@ -367,7 +380,7 @@ pub(crate) fn discard_prefetch(
 ) -> PyResult<()> {
     let (bufs, locs) = (buffers_of(buffers)?, Locations::of(locations)?);
     batched(py, bufs, stream, move |r, s| {
-        managed::discard_and_prefetch_batch(r, locs.batch(), s)
+        managed::discard_and_prefetch_batch(&exclusive(r), locs.batch(), s)
     })
 }
 

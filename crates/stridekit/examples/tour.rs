@@ -119,7 +119,7 @@ fn managed_tour(dev: &Device) -> Result<(), stridekit::Error> {
     println!("\n== Managed memory");
     let stream = dev.new_stream()?;
     let n: u32 = 1 << 20;
-    let buf = ManagedMemoryResource::new(dev)?.allocate(n as usize * 4, &stream)?;
+    let mut buf = ManagedMemoryResource::new(dev)?.allocate(n as usize * 4, &stream)?;
     buf.set_preferred_location(Location::Device(dev.ordinal()))?;
     buf.add_accessed_by(Location::Host)?;
     println!(

@@ -6,7 +6,7 @@ mod common;
 use common::random_bytes;
 use std::sync::Arc;
 use stridekit::cudarc::driver::{sys, CudaStream, LaunchConfig, PushKernelArg};
-use stridekit::managed::{self, Location};
+use stridekit::managed::{self, ExclusiveRange, Location};
 use stridekit::{
     Device, DeviceMemoryResource, Error, ManagedBuffer, ManagedMemoryResource, ManagedRange,
     MemoryResource,
@@ -225,7 +225,7 @@ fn prefetch_moves_pages_and_keeps_data() {
 fn discard_and_prefetch_then_kernel_writes_are_seen_on_the_host() {
     let (dev, stream, mr) = setup();
     let n = (3 << 20) + 4096;
-    let buf = mr.allocate(n, &stream).unwrap();
+    let mut buf = mr.allocate(n, &stream).unwrap();
     host_write(&buf, &random_bytes(n, 3));
     buf.discard_and_prefetch(Location::Device(0), &stream)
         .unwrap();
@@ -301,17 +301,26 @@ fn batches_of_1_2_and_64_ranges() {
             Some(Location::Device(0))
         );
     }
-    let e = managed::discard_batch(&ranges[..2], &legacy).unwrap_err();
+    fn exclusive<'a>(rs: &[ManagedRange<'a>]) -> Vec<ExclusiveRange<'a>> {
+        rs.iter()
+            // SAFETY: nothing reads these ranges until a kernel writes them below.
+            .map(|r| unsafe { r.assume_exclusive() })
+            .collect()
+    }
+    let e = managed::discard_batch(&exclusive(&ranges[..2]), &legacy).unwrap_err();
     assert!(e.to_string().contains("legacy default stream"), "{e}");
-    let e = bufs[0]
-        .discard_and_prefetch(Location::Host, &legacy)
-        .unwrap_err();
+    let e = managed::discard_and_prefetch(
+        exclusive(&ranges[..1]).pop().unwrap(),
+        Location::Host,
+        &legacy,
+    )
+    .unwrap_err();
     assert!(matches!(e, Error::Invalid { .. }), "{e}");
 
     // Discard in batches, then discard-and-prefetch with per-range locations, and let a
     // kernel write every range.
     for count in [1usize, 2, 64] {
-        managed::discard_batch(&ranges[..count], &stream).unwrap();
+        managed::discard_batch(&exclusive(&ranges[..count]), &stream).unwrap();
         let per: Vec<Location> = (0..count)
             .map(|i| {
                 if i % 2 == 0 {
@@ -321,9 +330,13 @@ fn batches_of_1_2_and_64_ranges() {
                 }
             })
             .collect();
-        managed::discard_and_prefetch_batch(&ranges[..count], &per, &stream).unwrap();
-        managed::discard_and_prefetch_batch(&ranges[..count], Location::Device(0), &stream)
-            .unwrap();
+        managed::discard_and_prefetch_batch(&exclusive(&ranges[..count]), &per, &stream).unwrap();
+        managed::discard_and_prefetch_batch(
+            &exclusive(&ranges[..count]),
+            Location::Device(0),
+            &stream,
+        )
+        .unwrap();
         for (i, r) in ranges[..count].iter().enumerate() {
             write_pattern(&dev, &stream, *r, (count * 1000 + i) as u32);
         }

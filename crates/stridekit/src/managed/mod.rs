@@ -35,7 +35,7 @@ pub use prefetch::{
     discard, discard_and_prefetch, discard_and_prefetch_batch, discard_batch, prefetch,
     prefetch_batch, BatchLocations,
 };
-pub use range::{ManagedBuffer, ManagedRange};
+pub use range::{ExclusiveRange, ManagedBuffer, ManagedRange};
 pub use resource::ManagedMemoryResource;
 
 use crate::error::Result;
@@ -87,12 +87,13 @@ impl ManagedBuffer {
     pub fn prefetch(&self, location: Location, stream: &CudaStream) -> Result<()> {
         prefetch(self, location, stream)
     }
-    /// See [`discard`].
-    pub fn discard(&self, stream: &CudaStream) -> Result<()> {
+    /// See [`discard`]: the contents become unspecified, so the buffer is borrowed
+    /// exclusively (no view of it can be reading).
+    pub fn discard(&mut self, stream: &CudaStream) -> Result<()> {
         discard(self, stream)
     }
-    /// See [`discard_and_prefetch`].
-    pub fn discard_and_prefetch(&self, location: Location, stream: &CudaStream) -> Result<()> {
+    /// See [`discard_and_prefetch`] (exclusive, as [`discard`](Self::discard)).
+    pub fn discard_and_prefetch(&mut self, location: Location, stream: &CudaStream) -> Result<()> {
         discard_and_prefetch(self, location, stream)
     }
 }

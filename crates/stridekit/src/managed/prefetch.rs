@@ -5,7 +5,7 @@ use super::support::{
     prepare, require_concurrent_access, require_location_access, DISCARD_AND_PREFETCH_BATCH,
     DISCARD_BATCH, PREFETCH_BATCH, PREFETCH_V2,
 };
-use super::{Location, ManagedRange};
+use super::{ExclusiveRange, Location, ManagedRange};
 use crate::driver::managed::{self as dm, LocatedBatch};
 use crate::driver::{bind_stream, ensure, has_symbol, require_symbol};
 use crate::driver::{check, types::CUmemLocation};
@@ -188,20 +188,20 @@ pub fn prefetch<'a>(
 /// Discards the range's contents on `stream`: its pages lose their data (reads see
 /// unspecified values until written) and need not migrate. CUDA 13 drivers only; the
 /// stream must not be the legacy default stream (the driver refuses it).
-pub fn discard<'a>(range: impl Into<ManagedRange<'a>>, stream: &CudaStream) -> Result<()> {
-    discard_batch_op("managed::discard", &[range.into()], stream)
+pub fn discard<'a>(range: impl Into<ExclusiveRange<'a>>, stream: &CudaStream) -> Result<()> {
+    discard_batch_op("managed::discard", &[range.into().range()], stream)
 }
 
 /// Discards the range's contents and prefetches it to `location`, so that the pages are
 /// populated there without moving stale data. CUDA 13 drivers only.
 pub fn discard_and_prefetch<'a>(
-    range: impl Into<ManagedRange<'a>>,
+    range: impl Into<ExclusiveRange<'a>>,
     location: Location,
     stream: &CudaStream,
 ) -> Result<()> {
     discard_and_prefetch_op(
         "managed::discard_and_prefetch",
-        &[range.into()],
+        &[range.into().range()],
         BatchLocations::All(location),
         stream,
     )
@@ -286,8 +286,9 @@ fn located_batch(
 /// Discards many ranges with one driver call (`cuMemDiscardBatchAsync`). A driver
 /// without it answers [`Error::Unsupported`](crate::Error::Unsupported); the legacy
 /// default stream, which the driver rejects here, is refused with a clear error.
-pub fn discard_batch(ranges: &[ManagedRange<'_>], stream: &CudaStream) -> Result<()> {
-    discard_batch_op("managed::discard_batch", ranges, stream)
+pub fn discard_batch(ranges: &[ExclusiveRange<'_>], stream: &CudaStream) -> Result<()> {
+    let shared: Vec<ManagedRange<'_>> = ranges.iter().map(|r| r.range()).collect();
+    discard_batch_op("managed::discard_batch", &shared, stream)
 }
 
 fn discard_batch_op(
@@ -310,13 +311,14 @@ fn discard_batch_op(
 /// (`cuMemDiscardAndPrefetchBatchAsync`). A driver without it answers
 /// [`Error::Unsupported`](crate::Error::Unsupported).
 pub fn discard_and_prefetch_batch<'l>(
-    ranges: &[ManagedRange<'_>],
+    ranges: &[ExclusiveRange<'_>],
     locations: impl Into<BatchLocations<'l>>,
     stream: &CudaStream,
 ) -> Result<()> {
+    let shared: Vec<ManagedRange<'_>> = ranges.iter().map(|r| r.range()).collect();
     discard_and_prefetch_op(
         "managed::discard_and_prefetch_batch",
-        ranges,
+        &shared,
         locations.into(),
         stream,
     )

@@ -158,6 +158,52 @@ impl<'a> TryFrom<&'a Buffer> for ManagedRange<'a> {
     }
 }
 
+/// A managed range borrowed exclusively: what a discard takes, since it destroys the
+/// contents for every reader. Made from `&mut ManagedBuffer`
+/// ([`ManagedBuffer::exclusive_range`]), so no view or range of the buffer can be
+/// reading it meanwhile; foreign memory comes through the `unsafe`
+/// [`ManagedRange::assume_exclusive`].
+#[derive(Debug)]
+pub struct ExclusiveRange<'a> {
+    range: ManagedRange<'a>,
+    _exclusive: PhantomData<&'a mut ()>,
+}
+
+impl<'a> ExclusiveRange<'a> {
+    /// The `len` bytes at byte `offset`, still exclusive.
+    pub fn sub(self, offset: usize, len: usize) -> Result<ExclusiveRange<'a>> {
+        Ok(ExclusiveRange {
+            range: self.range.sub(offset, len)?,
+            _exclusive: PhantomData,
+        })
+    }
+
+    /// The range, shared (for advice and prefetch).
+    pub fn range(&self) -> ManagedRange<'_> {
+        self.range
+    }
+}
+
+impl<'a> ManagedRange<'a> {
+    /// The range as exclusive, for a discard.
+    ///
+    /// # Safety
+    /// Nothing may read the range's contents from the discard until it is written again
+    /// (the contents become unspecified for every reader).
+    pub unsafe fn assume_exclusive(self) -> ExclusiveRange<'a> {
+        ExclusiveRange {
+            range: self,
+            _exclusive: PhantomData,
+        }
+    }
+}
+
+impl<'a> From<&'a mut ManagedBuffer> for ExclusiveRange<'a> {
+    fn from(buffer: &'a mut ManagedBuffer) -> Self {
+        buffer.exclusive_range()
+    }
+}
+
 impl<'a> From<&'a ManagedBuffer> for ManagedRange<'a> {
     fn from(buffer: &'a ManagedBuffer) -> Self {
         buffer.range()
@@ -165,8 +211,10 @@ impl<'a> From<&'a ManagedBuffer> for ManagedRange<'a> {
 }
 
 /// A [`Buffer`] of managed memory, as [`ManagedMemoryResource`](crate::ManagedMemoryResource)
-/// allocates it. It derefs to `Buffer` and converts into one; its methods apply the
-/// managed-memory operations of [`crate::managed`] to the whole buffer.
+/// allocates it. It derefs to `&Buffer` (never `&mut Buffer`: a swap through it could
+/// leave a `ManagedBuffer` holding other memory) and converts into one; writes go through
+/// its own `&mut self` methods; its other methods apply the managed-memory operations of
+/// [`crate::managed`] to the whole buffer, and a discard needs `&mut self`.
 pub struct ManagedBuffer {
     buffer: Buffer,
 }
@@ -185,9 +233,54 @@ impl ManagedBuffer {
         )
     }
 
+    /// The whole buffer as an exclusive range (for a discard).
+    pub fn exclusive_range(&mut self) -> ExclusiveRange<'_> {
+        let range = self.range();
+        ExclusiveRange {
+            range: ManagedRange::new_unchecked(range.ptr, range.size, range.device),
+            _exclusive: PhantomData,
+        }
+    }
+
     /// The plain buffer.
     pub fn into_buffer(self) -> Buffer {
         self.buffer
+    }
+
+    /// See [`Buffer::copy_from_host`].
+    pub fn copy_from_host<T: bytemuck::Pod>(
+        &mut self,
+        src: &[T],
+        stream: &std::sync::Arc<cudarc::driver::CudaStream>,
+    ) -> Result<()> {
+        self.buffer.copy_from_host(src, stream)
+    }
+
+    /// See [`Buffer::copy_from`].
+    pub fn copy_from(
+        &mut self,
+        src: &Buffer,
+        stream: &std::sync::Arc<cudarc::driver::CudaStream>,
+    ) -> Result<()> {
+        self.buffer.copy_from(src, stream)
+    }
+
+    /// See [`Buffer::fill`].
+    pub fn fill(
+        &mut self,
+        value: u8,
+        stream: &std::sync::Arc<cudarc::driver::CudaStream>,
+    ) -> Result<()> {
+        self.buffer.fill(value, stream)
+    }
+
+    /// A writable view of the buffer (see [`StridedMemoryViewMut::from_buffer_mut`](crate::StridedMemoryViewMut::from_buffer_mut)).
+    pub fn view_mut(
+        &mut self,
+        layout: stridekit_layout::StridedLayout,
+        dtype: Option<crate::DType>,
+    ) -> Result<crate::StridedMemoryViewMut<'_>> {
+        crate::StridedMemoryViewMut::from_buffer_mut(&mut self.buffer, layout, dtype)
     }
 }
 
@@ -195,18 +288,6 @@ impl Deref for ManagedBuffer {
     type Target = Buffer;
     fn deref(&self) -> &Buffer {
         &self.buffer
-    }
-}
-
-impl std::ops::DerefMut for ManagedBuffer {
-    fn deref_mut(&mut self) -> &mut Buffer {
-        &mut self.buffer
-    }
-}
-
-impl AsMut<Buffer> for ManagedBuffer {
-    fn as_mut(&mut self) -> &mut Buffer {
-        &mut self.buffer
     }
 }
 
