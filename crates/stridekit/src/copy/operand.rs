@@ -40,7 +40,7 @@ impl<'a> Operand<'a> {
         pending: Option<&'a PendingWork>,
         writable: bool,
     ) -> Result<Operand<'a>> {
-        validate_layout(op, ptr, size, &layout, dtype)?;
+        validate_layout(op, ptr, size, kind, &layout, dtype)?;
         Ok(Operand {
             ptr,
             size,

@@ -178,15 +178,30 @@ impl<'a> Region<'a> {
     }
 }
 
-/// Checks a layout (and dtype) over `size` bytes at `ptr`: the dtype's itemsize is the
-/// layout's, the address range neither is null nor wraps, and every element lies inside.
+/// Checks a layout (and dtype) over `size` bytes at `ptr` of memory of `kind`: the
+/// dtype's itemsize is the layout's, the address range neither is null nor wraps, every
+/// element lies inside, and, for memory kernels read, every element is aligned to its
+/// size (up to 16 bytes): a misaligned element would fault in the copy kernels and end
+/// the context, so it is an error here.
 pub(crate) fn validate_layout(
     op: &'static str,
     ptr: u64,
     size: usize,
+    kind: MemoryKind,
     layout: &StridedLayout,
     dtype: Option<DType>,
 ) -> Result<()> {
+    let align = element_alignment(layout.itemsize());
+    if kind != MemoryKind::Host && layout.volume() > 0 && !ptr.is_multiple_of(align) {
+        return Err(invalid(
+            op,
+            format!(
+                "the memory starts at {ptr:#x}, {} bytes past a multiple of {align}; elements of {} bytes in {kind:?} memory are read by kernels whole, so their addresses must be multiples of {align} (a DLPack byte_offset or a pointer that is not, say)",
+                ptr % align,
+                layout.itemsize()
+            ),
+        ));
+    }
     if ptr.checked_add(size as u64).is_none() || (ptr == 0 && size > 0) {
         return Err(invalid(
             op,
@@ -264,4 +279,62 @@ pub(crate) fn span_at(
             )
         })?;
     Ok((base, bytes, layout.rebased()?))
+}
+
+/// The alignment kernels need for elements of `itemsize` bytes: the largest power of two
+/// dividing it, at most 16.
+pub(crate) fn element_alignment(itemsize: usize) -> u64 {
+    if itemsize == 0 {
+        return 1;
+    }
+    (1u64 << itemsize.trailing_zeros()).min(16)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use stridekit_layout::Order;
+
+    #[test]
+    fn elements_kernels_read_must_be_aligned() {
+        let f32s = StridedLayout::dense(&[16], 4, Order::C).unwrap();
+        for kind in [
+            MemoryKind::Device,
+            MemoryKind::Managed,
+            MemoryKind::PinnedHost,
+        ] {
+            let e = validate_layout("t", 0x1002, 64, kind, &f32s, None).unwrap_err();
+            assert!(
+                e.to_string().contains("2 bytes past a multiple of 4"),
+                "{e}"
+            );
+            validate_layout("t", 0x1004, 64, kind, &f32s, None).unwrap();
+        }
+        // The CPU copies pageable memory byte by byte: any address.
+        validate_layout("t", 0x1002, 64, MemoryKind::Host, &f32s, None).unwrap();
+        // An empty layout touches nothing.
+        let empty = StridedLayout::dense(&[0], 4, Order::C).unwrap();
+        validate_layout("t", 0x1002, 0, MemoryKind::Device, &empty, None).unwrap();
+        assert_eq!(
+            [1, 2, 3, 4, 6, 8, 12, 16, 32].map(element_alignment),
+            [1, 2, 1, 4, 2, 8, 4, 16, 16]
+        );
+    }
+
+    #[test]
+    fn regions_refuse_what_lies_outside() {
+        let bytes = [0u8; 32];
+        let r = Region::of_host(&bytes);
+        r.check("t", "bytes", 0..32).unwrap();
+        assert!(r.check("t", "bytes", 0..33).is_err());
+        assert!(r.check("t", "bytes", -1..4).is_err());
+        assert!(r.sub("t", 16, 17).is_err());
+        assert!(r.check_writable("t").is_err());
+        // SAFETY: refused before it could be used (what is tested).
+        assert!(
+            unsafe { Region::from_raw("t", u64::MAX - 3, 8, MemoryKind::Host, false) }.is_err()
+        );
+        // SAFETY: as above.
+        assert!(unsafe { Region::from_raw("t", 0, 8, MemoryKind::Host, false) }.is_err());
+    }
 }

@@ -6,7 +6,7 @@ use super::*;
 impl<'a, A: Access> StridedMemoryViewBase<'a, A> {
     /// Builds a view after checking the layout against the memory.
     pub(crate) fn from_parts(op: &'static str, p: Parts<'a>) -> Result<Self> {
-        validate_layout(op, p.ptr, p.size, &p.layout, p.dtype)?;
+        validate_layout(op, p.ptr, p.size, p.kind, &p.layout, p.dtype)?;
         Ok(Self {
             ptr: p.ptr,
             size: p.size,

@@ -11,7 +11,7 @@ impl<'a, A: Access> StridedMemoryViewBase<'a, A> {
         layout: StridedLayout,
         dtype: Option<DType>,
     ) -> Result<StridedMemoryViewBase<'a, B>> {
-        validate_layout(op, self.ptr, self.size, &layout, dtype)?;
+        validate_layout(op, self.ptr, self.size, self.kind, &layout, dtype)?;
         Ok(StridedMemoryViewBase {
             ptr: self.ptr,
             size: self.size,
