@@ -77,7 +77,11 @@ struct Ctx<'s, 'r> {
 impl Ctx<'_, '_> {
     fn temp(&self, bytes: usize) -> Result<Buffer> {
         match self.allocator {
-            Some(a) => a.allocate(bytes, self.stream),
+            Some(a) => {
+                let b = a.allocate(bytes, self.stream)?;
+                check_allocation(&b, a, bytes, self.stream.context().ordinal())?;
+                Ok(b)
+            }
             None => {
                 let dev = Device::from_context(self.stream.context().clone());
                 DeviceMemoryResource::new(&dev)?.allocate(bytes, self.stream)
@@ -93,6 +97,44 @@ impl Ctx<'_, '_> {
     /// Device-to-device (kernel-accessible) copy of `plan` between two regions.
     fn on_device(&self, plan: &CopyPlan, dst: Region<'_>, src: Region<'_>) -> Result<()> {
         kernel::launch(plan, dst, src, self.stream)
+    }
+}
+
+/// What a caller's allocator handed back for a device temporary, checked before any use:
+/// at least the bytes asked for, memory kernels of the stream's device can reach, and
+/// aligned for the widest word the kernels move (16 bytes).
+fn check_allocation(
+    b: &Buffer,
+    by: &dyn MemoryResource,
+    bytes: usize,
+    device: usize,
+) -> Result<()> {
+    const OP: &str = "copy";
+    let who = format!(
+        "the allocator of CopyOptions (a resource of {:?} memory) returned {} bytes of {:?} memory at {:#x} on device {:?} for a request of {bytes} bytes",
+        by.kind(),
+        b.size(),
+        b.kind(),
+        b.ptr(),
+        b.device_ordinal()
+    );
+    let rule = if b.size() < bytes {
+        Some("a temporary must hold every byte asked for")
+    } else if !matches!(b.kind(), MemoryKind::Device | MemoryKind::Managed) {
+        Some("a device temporary must be device or managed memory, which kernels reach")
+    } else if b.kind() == MemoryKind::Device && b.device_ordinal() != Some(device) {
+        Some("a device temporary must be on the stream's device")
+    } else if bytes > 0 && !b.ptr().is_multiple_of(16) {
+        Some("a device temporary must be 16-byte aligned, for the widest word kernels move")
+    } else {
+        None
+    };
+    match rule {
+        Some(rule) => Err(invalid(
+            OP,
+            format!("{who}; {rule} (stream on device {device})"),
+        )),
+        None => Ok(()),
     }
 }
 
