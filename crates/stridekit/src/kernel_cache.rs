@@ -1,22 +1,39 @@
 //! Compiled kernels on disk, so that a new process skips NVRTC (and never loads it) for
 //! kernels an earlier one compiled.
 //!
+//! # What is stored
 //! A cached kernel is PTX keyed by its source, the target architecture and the CUDA
-//! driver's version: the file records all three and is used only when all three match
-//! (a hash names the file, but the stored source is compared in full). A missing,
-//! corrupt or mismatched file means compiling again; a cache directory that cannot be
-//! written means compiling every time, silently. The NVRTC version is not part of the
-//! key on purpose: reading it means loading NVRTC, which is the cost the cache avoids;
-//! PTX from any NVRTC loads on every driver that accepts its ISA, and a cached file that
-//! fails to load is compiled again.
+//! driver's version. The file is named by the SHA-256 of that key and records, before
+//! the PTX, the key's SHA-256 and the PTX's own SHA-256; both are checked on every load.
+//! The NVRTC version is not part of the key on purpose: reading it means loading NVRTC,
+//! which is the cost the cache avoids; PTX from any NVRTC loads on every driver that
+//! accepts its ISA, and a cached file that fails to load is compiled again.
+//!
+//! # Threat model
+//! PTX from the cache runs inside copies, with access to the caller's memory, so the
+//! cache is only as trusted as its directory. stridekit uses a directory only when it
+//! belongs to the current user and neither its group nor others may write it (created
+//! with mode 0700); any other directory is skipped with a warning on standard error and
+//! kernels are compiled in memory. Within a trusted directory, a file that is not the
+//! user's, is writable by others, is unreadable, truncated, larger than 64 MiB, not
+//! UTF-8, holds a NUL byte, or whose hashes do not match is ignored and the kernel is
+//! compiled again (and stored anew). New entries are written to a unique temporary file
+//! created without following links (the `tempfile` crate, `O_EXCL`) and renamed into
+//! place, so two threads or processes compiling the same kernel never share a file and
+//! a planted link is never written through. The hashes detect corruption, not an
+//! attacker: one who can write the user's own cache directory can already run code as
+//! the user.
 //!
 //! The directory is `$STRIDEKIT_KERNEL_CACHE`, else `$XDG_CACHE_HOME/stridekit/kernels`,
 //! else `$HOME/.cache/stridekit/kernels`; `STRIDEKIT_KERNEL_CACHE=off` turns caching off.
 
-use std::hash::{Hash, Hasher};
-use std::path::PathBuf;
+use sha2::{Digest, Sha256};
+use std::io::{Read, Write};
+use std::path::{Path, PathBuf};
 
-const MAGIC: &str = "stridekit kernel cache 1";
+const MAGIC: &str = "stridekit kernel cache 2";
+/// Larger files are not cached kernels.
+const MAX_BYTES: u64 = 64 << 20;
 
 /// The cache directory, or None when caching is off or no place is known.
 fn dir() -> Option<PathBuf> {
@@ -30,6 +47,65 @@ fn dir() -> Option<PathBuf> {
     }
 }
 
+/// Why a path cannot be trusted, if it cannot: owned by another user, or writable by
+/// its group or others.
+#[cfg(unix)]
+fn distrust(meta: &std::fs::Metadata) -> Option<String> {
+    use std::os::unix::fs::MetadataExt;
+    // SAFETY: geteuid has no preconditions and cannot fail.
+    let me = unsafe { libc::geteuid() };
+    if meta.uid() != me {
+        return Some(format!(
+            "it belongs to user {} (this process runs as {me})",
+            meta.uid()
+        ));
+    }
+    if meta.mode() & 0o022 != 0 {
+        return Some(format!(
+            "its mode {:o} lets its group or others write it",
+            meta.mode() & 0o777
+        ));
+    }
+    None
+}
+
+#[cfg(not(unix))]
+fn distrust(_meta: &std::fs::Metadata) -> Option<String> {
+    None
+}
+
+/// The cache directory if it can be trusted (made, with mode 0700, when missing); a
+/// directory that cannot be trusted is skipped with a warning, once per process.
+fn trusted_dir() -> Option<PathBuf> {
+    let d = dir()?;
+    if !d.exists() {
+        let mut b = std::fs::DirBuilder::new();
+        b.recursive(true);
+        #[cfg(unix)]
+        std::os::unix::fs::DirBuilderExt::mode(&mut b, 0o700);
+        b.create(&d).ok()?;
+    }
+    let meta = std::fs::symlink_metadata(&d).ok()?;
+    let why = if !meta.is_dir() {
+        Some("it is not a directory (a link is not followed)".to_string())
+    } else {
+        distrust(&meta)
+    };
+    match why {
+        None => Some(d),
+        Some(why) => {
+            static WARNED: std::sync::Once = std::sync::Once::new();
+            WARNED.call_once(|| {
+                eprintln!(
+                    "stridekit: not using the kernel cache {}: {why}; kernels are compiled in memory",
+                    d.display()
+                )
+            });
+            None
+        }
+    }
+}
+
 /// What a cached kernel is keyed by.
 pub(crate) struct Key<'a> {
     pub name: &'a str,
@@ -38,22 +114,30 @@ pub(crate) struct Key<'a> {
     pub driver: i32,
 }
 
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+fn sha256(bytes: &[u8]) -> String {
+    hex(&Sha256::digest(bytes))
+}
+
 impl Key<'_> {
-    fn header(&self) -> String {
-        format!(
-            "{MAGIC}\narch={}\ndriver={}\nsource-bytes={}\n",
-            self.arch,
-            self.driver,
-            self.source.len()
-        )
+    /// The SHA-256 of everything the entry depends on.
+    fn digest(&self) -> String {
+        let mut h = Sha256::new();
+        for part in [MAGIC, self.arch, &self.driver.to_string(), self.source] {
+            h.update((part.len() as u64).to_le_bytes());
+            h.update(part.as_bytes());
+        }
+        hex(&h.finalize())
     }
 
-    fn path(&self) -> Option<PathBuf> {
-        let mut h = std::collections::hash_map::DefaultHasher::new();
-        (self.source, self.arch, self.driver).hash(&mut h);
+    fn file_name(&self) -> String {
         let safe: String = self
             .name
             .chars()
+            .take(64)
             .map(|c| {
                 if c.is_ascii_alphanumeric() || c == '_' {
                     c
@@ -62,81 +146,200 @@ impl Key<'_> {
                 }
             })
             .collect();
-        dir().map(|d| d.join(format!("{safe}-{:016x}.ptx", h.finish())))
+        format!("{safe}-{}.ptx", &self.digest()[..32])
+    }
+
+    fn path_in(&self, dir: &Path) -> PathBuf {
+        dir.join(self.file_name())
     }
 }
 
-/// The cached PTX for `key`, if a file holds exactly this key.
+/// The entry's text: header (magic, key hash, PTX hash), then the PTX.
+fn entry(key: &Key<'_>, ptx: &str) -> String {
+    format!(
+        "{MAGIC}\nkey-sha256={}\nptx-sha256={}\n{ptx}",
+        key.digest(),
+        sha256(ptx.as_bytes())
+    )
+}
+
+/// The PTX of an entry's text, if every check passes.
+fn parse(key: &Key<'_>, text: &str) -> Option<String> {
+    let rest = text.strip_prefix(MAGIC)?.strip_prefix('\n')?;
+    let rest = rest.strip_prefix("key-sha256=")?;
+    let (key_hash, rest) = rest.split_once('\n')?;
+    let rest = rest.strip_prefix("ptx-sha256=")?;
+    let (ptx_hash, ptx) = rest.split_once('\n')?;
+    let ok = key_hash == key.digest()
+        && ptx_hash == sha256(ptx.as_bytes())
+        && !ptx.is_empty()
+        && !ptx.contains('\0');
+    ok.then(|| ptx.to_owned())
+}
+
+/// The cached PTX for `key`, if a trusted file holds exactly this key and its hashes match.
 pub(crate) fn load(key: &Key<'_>) -> Option<String> {
-    let text = std::fs::read_to_string(key.path()?).ok()?;
-    let rest = text.strip_prefix(&key.header())?;
-    let ptx = rest.strip_prefix(key.source)?;
-    (!ptx.is_empty()).then(|| ptx.to_owned())
+    load_from(&trusted_dir()?, key)
 }
 
-/// Stores `ptx` for `key`; failures leave no partial file and are otherwise ignored.
+fn load_from(dir: &Path, key: &Key<'_>) -> Option<String> {
+    let path = key.path_in(dir);
+    let meta = std::fs::symlink_metadata(&path).ok()?;
+    if !meta.is_file() || meta.len() > MAX_BYTES || distrust(&meta).is_some() {
+        return None;
+    }
+    let mut text = String::new();
+    std::fs::File::open(&path)
+        .ok()?
+        .take(MAX_BYTES)
+        .read_to_string(&mut text)
+        .ok()?;
+    parse(key, &text)
+}
+
+/// Stores `ptx` for `key` through a unique temporary file; failures leave no file and are
+/// otherwise ignored (the kernel is compiled again next time).
 pub(crate) fn store(key: &Key<'_>, ptx: &str) {
-    let Some(path) = key.path() else { return };
-    let Some(parent) = path.parent() else { return };
-    if std::fs::create_dir_all(parent).is_err() {
-        return;
+    if let Some(d) = trusted_dir() {
+        let _ = store_in(&d, key, ptx);
     }
-    let tmp = path.with_extension(format!("tmp{}", std::process::id()));
-    let body = format!("{}{}{ptx}", key.header(), key.source);
-    if std::fs::write(&tmp, body).is_ok() && std::fs::rename(&tmp, &path).is_err() {
-        let _ = std::fs::remove_file(&tmp);
-    }
+}
+
+fn store_in(dir: &Path, key: &Key<'_>, ptx: &str) -> std::io::Result<()> {
+    let mut tmp = tempfile::Builder::new()
+        .prefix(".entry-")
+        .suffix(".tmp")
+        .tempfile_in(dir)?;
+    tmp.write_all(entry(key, ptx).as_bytes())?;
+    tmp.as_file().sync_data()?;
+    tmp.persist(key.path_in(dir))
+        .map(|_| ())
+        .map_err(|e| e.error)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    // One test touches the environment, so that no other test races with it.
-    #[test]
-    fn round_trip_mismatch_corruption_and_off() {
-        let d = std::env::temp_dir().join(format!("sk-cache-test-{}", std::process::id()));
-        std::env::set_var("STRIDEKIT_KERNEL_CACHE", &d);
-        let key = Key {
+    fn key() -> Key<'static> {
+        Key {
             name: "k/1",
             source: "extern \"C\" __global__ void k() {}",
             arch: "compute_90",
             driver: 13000,
-        };
-        assert_eq!(load(&key), None);
-        store(&key, ".version 8.8\n.target sm_90\n");
-        assert_eq!(load(&key).as_deref(), Some(".version 8.8\n.target sm_90\n"));
-        // Another architecture, driver or source is another entry.
-        let other = Key {
-            arch: "compute_80",
-            ..key
-        };
-        assert_eq!(load(&other), None);
-        let newer = Key {
-            driver: 13010,
-            ..key
-        };
-        assert_eq!(load(&newer), None);
-        // A corrupt file is not used.
-        let path = key.path().unwrap();
-        std::fs::write(&path, "garbage").unwrap();
-        assert_eq!(load(&key), None);
-        // A file whose stored source differs (a hash collision) is not used.
-        let body = format!("{}{}{}", key.header(), "x".repeat(key.source.len()), "ptx");
-        std::fs::write(&path, body).unwrap();
-        assert_eq!(load(&key), None);
-        // Off: nothing is read or written.
-        std::env::set_var("STRIDEKIT_KERNEL_CACHE", "off");
-        store(&key, "ptx");
-        assert_eq!(load(&key), None);
-        // An unwritable place: storing fails quietly.
-        std::env::set_var(
-            "STRIDEKIT_KERNEL_CACHE",
-            "/proc/stridekit-cannot-write-here",
+        }
+    }
+
+    fn fresh_dir(tag: &str) -> PathBuf {
+        let d = std::env::temp_dir().join(format!("sk-cache-{tag}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&d);
+        let mut b = std::fs::DirBuilder::new();
+        #[cfg(unix)]
+        std::os::unix::fs::DirBuilderExt::mode(&mut b, 0o700);
+        b.create(&d).unwrap();
+        d
+    }
+
+    #[test]
+    fn round_trip_and_every_mismatch() {
+        let d = fresh_dir("rt");
+        let k = key();
+        assert_eq!(load_from(&d, &k), None);
+        store_in(&d, &k, ".version 8.8\n.target sm_90\n").unwrap();
+        assert_eq!(
+            load_from(&d, &k).as_deref(),
+            Some(".version 8.8\n.target sm_90\n")
         );
-        store(&key, "ptx");
-        assert_eq!(load(&key), None);
-        std::env::remove_var("STRIDEKIT_KERNEL_CACHE");
+        // Another architecture, driver or source is another entry.
+        for other in [
+            Key {
+                arch: "compute_80",
+                ..key()
+            },
+            Key {
+                driver: 13010,
+                ..key()
+            },
+            Key {
+                source: "other",
+                ..key()
+            },
+        ] {
+            assert_eq!(load_from(&d, &other), None);
+        }
+        let path = k.path_in(&d);
+        // Planted PTX without the right hash, a NUL byte, garbage, truncation: ignored.
+        let planted = format!(
+            "{MAGIC}\nkey-sha256={}\nptx-sha256={}\nevil ptx",
+            k.digest(),
+            sha256(b"good ptx")
+        );
+        let with_nul = entry(&k, "ptx\0with a nul");
+        let truncated = entry(&k, "a long enough kernel");
+        for text in [
+            planted.as_str(),
+            with_nul.as_str(),
+            "garbage",
+            &truncated[..truncated.len() - 3],
+        ] {
+            std::fs::write(&path, text).unwrap();
+            assert_eq!(load_from(&d, &k), None, "{text:?}");
+        }
+        // Stored again after a bad entry: good again.
+        store_in(&d, &k, "fresh").unwrap();
+        assert_eq!(load_from(&d, &k).as_deref(), Some("fresh"));
+        let _ = std::fs::remove_dir_all(&d);
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn untrusted_directories_and_files_are_not_used() {
+        use std::os::unix::fs::PermissionsExt;
+        let d = fresh_dir("perm");
+        let k = key();
+        store_in(&d, &k, "ptx").unwrap();
+        // A file others may write is not trusted.
+        let path = k.path_in(&d);
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o666)).unwrap();
+        assert_eq!(load_from(&d, &k), None);
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600)).unwrap();
+        assert_eq!(load_from(&d, &k).as_deref(), Some("ptx"));
+        // A directory others may write is not trusted.
+        std::fs::set_permissions(&d, std::fs::Permissions::from_mode(0o777)).unwrap();
+        let meta = std::fs::symlink_metadata(&d).unwrap();
+        assert!(distrust(&meta)
+            .unwrap()
+            .contains("lets its group or others write it"));
+        // A link planted where an entry goes is replaced, never written through.
+        std::fs::set_permissions(&d, std::fs::Permissions::from_mode(0o700)).unwrap();
+        let victim = d.join("victim");
+        std::fs::write(&victim, "untouched").unwrap();
+        std::fs::remove_file(&path).unwrap();
+        std::os::unix::fs::symlink(&victim, &path).unwrap();
+        assert_eq!(load_from(&d, &k), None, "a link is not a cached kernel");
+        store_in(&d, &k, "ptx2").unwrap();
+        assert_eq!(std::fs::read_to_string(&victim).unwrap(), "untouched");
+        assert_eq!(load_from(&d, &k).as_deref(), Some("ptx2"));
+        let _ = std::fs::remove_dir_all(&d);
+    }
+
+    #[test]
+    fn threads_storing_one_kernel_never_share_a_file() {
+        let d = fresh_dir("threads");
+        std::thread::scope(|s| {
+            for i in 0..8 {
+                let d = &d;
+                s.spawn(move || {
+                    for _ in 0..20 {
+                        store_in(d, &key(), &format!("ptx from thread {i}")).unwrap();
+                        let got = load_from(d, &key()).unwrap();
+                        assert!(got.starts_with("ptx from thread "), "{got}");
+                    }
+                });
+            }
+        });
+        let leftovers = std::fs::read_dir(&d).unwrap().count();
+        assert_eq!(leftovers, 1, "temporary files were left behind");
         let _ = std::fs::remove_dir_all(&d);
     }
 }

@@ -331,10 +331,10 @@ mod tests {
         assert!(r.sub("t", 16, 17).is_err());
         assert!(r.check_writable("t").is_err());
         // SAFETY: refused before it could be used (what is tested).
-        assert!(
-            unsafe { Region::from_raw("t", u64::MAX - 3, 8, MemoryKind::Host, false) }.is_err()
-        );
+        let wraps = unsafe { Region::from_raw("t", u64::MAX - 3, 8, MemoryKind::Host, false) };
+        assert!(wraps.is_err());
         // SAFETY: as above.
-        assert!(unsafe { Region::from_raw("t", 0, 8, MemoryKind::Host, false) }.is_err());
+        let null = unsafe { Region::from_raw("t", 0, 8, MemoryKind::Host, false) };
+        assert!(null.is_err());
     }
 }
