@@ -180,3 +180,13 @@ def test_stream_values_follow_one_rule():
             return (0, 0)
 
     assert StridedMemoryView(a, stream_ptr=NullStream()).shape == (6,)
+
+
+def test_read_only_views_never_leave_as_legacy_dlpack():
+    a = np.arange(6, dtype=np.float32)
+    a.flags.writeable = False
+    v = StridedMemoryView(a, -1)
+    assert v.readonly
+    with pytest.raises(ValueError, match="cannot be exported as legacy DLPack"):
+        v.__dlpack__(max_version=None)
+    assert np.from_dlpack(v).tobytes() == a.tobytes()

@@ -186,6 +186,11 @@ static void dlpack_both_ways(void) {
     CHECK(ex->version.major == 1 && (ex->flags & DLPACK_FLAG_BITMASK_READ_ONLY) == 0);
     CHECK(ex->dl_tensor.data == out && ex->dl_tensor.device.device_type == kDLCPU);
     void *ro = NULL;
+    /* A read-only view never leaves as legacy DLPack: 0.x has no READ_ONLY flag, so the
+     * memory would come back writable. */
+    EXPECT(sk_view_to_dlpack(&in, false, &ro), SK_ERR_INVALID);
+    CHECK(ro == NULL);
+    CHECK(strstr(sk_last_error(), "cannot be exported as legacy DLPack") != NULL);
     EXPECT(sk_view_to_dlpack(&in, true, &ro), SK_OK);
     CHECK((((DLManagedTensorVersioned *)ro)->flags & DLPACK_FLAG_BITMASK_READ_ONLY) != 0);
     EXPECT(sk_view_release(&in), SK_OK);
