@@ -118,8 +118,10 @@ def test_rejections():
     v = StridedMemoryView(np.zeros((2, 3), np.float32))
     with pytest.raises(ValueError, match=r"source shape \(3,2\) and destination shape \(2,3\) differ"):
         v.copy_from(StridedMemoryView(np.zeros((3, 2), np.float32)))
-    with pytest.raises(ValueError, match="itemsize"):
+    with pytest.raises(ValueError, match="the dtypes must match"):
         v.copy_from(StridedMemoryView(np.zeros((2, 3), np.float64)))
+    with pytest.raises(ValueError, match="itemsize"):
+        v.copy_from(StridedMemoryView(np.zeros((2, 3), np.float64)), bits=True)
     with pytest.raises(TypeError, match="is not a stream"):
         v.copy_from(StridedMemoryView(np.zeros((2, 3), np.float32)), stream="s")
     with pytest.raises(BufferError, match="copy=True"):
