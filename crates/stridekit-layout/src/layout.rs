@@ -303,23 +303,24 @@ impl StridedLayout {
         if self.volume() == 0 {
             return (0, 0);
         }
-        // Checked at construction: every byte offset, and one past the last, fits in i64.
-        let isz = self.itemsize as i64;
+        // Checked at construction: every byte offset, and one past the last, fits in i64;
+        // their distance may not (it is saturated: no memory is that large).
+        let isz = self.itemsize as i128;
+        let bytes = (i128::from(self.max_offset) - i128::from(self.min_offset) + 1) * isz;
         (
-            self.min_offset * isz,
-            ((self.max_offset - self.min_offset + 1) * isz) as usize,
+            self.min_offset * isz as i64,
+            usize::try_from(bytes).unwrap_or(usize::MAX),
         )
     }
 
     /// The same layout moved so that its lowest element sits at offset 0 (the layout of
     /// its elements in a buffer that starts at the lowest one).
     pub fn rebased(&self) -> Result<StridedLayout> {
-        StridedLayout::with_offset(
-            self.shape(),
-            self.strides(),
-            self.itemsize,
-            self.slice_offset - self.min_offset,
-        )
+        let offset = self
+            .slice_offset
+            .checked_sub(self.min_offset)
+            .ok_or_else(|| crate::error::overflow(Op::New, "the rebased slice offset"))?;
+        StridedLayout::with_offset(self.shape(), self.strides(), self.itemsize, offset)
     }
 
     /// Bytes an allocation needs so that every element falls inside it:

@@ -67,6 +67,18 @@ impl CopyPlan {
             out.push(CopyStep::Memcpy(self.clone()));
             return out;
         }
+        // Tiles, words and remainders do their arithmetic in i64 on offsets within each
+        // side's span. No memory spans 2^62 bytes, so a plan reaching further (which no
+        // engine runs: they check the plan against their memory first) is one elementwise
+        // step, planned without that arithmetic.
+        let reasonable = self.byte_bounds().is_ok_and(|(d, s)| {
+            (i128::from(d.end) - i128::from(d.start)) < (1 << 62)
+                && (i128::from(s.end) - i128::from(s.start)) < (1 << 62)
+        });
+        if !reasonable {
+            out.push(CopyStep::Elementwise(self.clone()));
+            return out;
+        }
         classify(
             &self.vectorized(dst_ptr, src_ptr),
             dst_ptr,
@@ -81,11 +93,11 @@ impl CopyPlan {
 /// A source whose span is a quarter of the bytes written or less (broadcasts, repeats):
 /// its reads come from cache whatever their order, so the writes alone decide.
 fn source_is_small(p: &CopyPlan) -> bool {
-    let span: i64 = (0..p.ndim())
-        .map(|k| (p.shape[k] - 1) * p.src_strides[k].abs())
-        .sum::<i64>()
+    let span: i128 = (0..p.ndim())
+        .map(|k| i128::from(p.shape[k] - 1) * i128::from(p.src_strides[k]).abs())
+        .sum::<i128>()
         + 1;
-    (span as u128) * 4 <= p.volume as u128
+    span * 4 <= p.volume as i128
 }
 
 /// The source's fast axis: smallest nonzero |stride|, the later axis on ties.

@@ -218,3 +218,19 @@ proptest! {
         }
     }
 }
+
+#[test]
+fn byte_span_and_schedule_of_a_span_past_i64() {
+    let l = StridedLayout::new(&[2, 2], &[-(1 << 59), 1 << 59], 8).unwrap();
+    assert_eq!(l.byte_span(), (-(1 << 62), (1usize << 63) + 8));
+    // Moved to offset 0, its highest byte would pass i64: an error, not a wrap.
+    assert!(l.rebased().is_err());
+    let dst = StridedLayout::dense(&[2, 2], 8, Order::C).unwrap();
+    let plan = CopyPlan::new(&dst, &l).unwrap();
+    let steps = plan.schedule(0, 0);
+    assert_eq!(steps.len(), 1, "{steps:?}");
+    assert!(matches!(
+        steps[0],
+        stridekit_layout::CopyStep::Elementwise(_)
+    ));
+}
