@@ -65,6 +65,15 @@ fn from_handle_keeps_its_owner_until_drop() {
 }
 
 #[test]
+fn a_terabyte_host_buffer_is_an_error_or_untouched_memory_never_an_abort() {
+    // calloc-backed: on a machine that overcommits, the pages are never touched.
+    match HostMemoryResource::allocate_host(1 << 40) {
+        Ok(b) => assert_eq!(b.size(), 1 << 40),
+        Err(e) => assert!(matches!(e, Error::OutOfMemory { .. }), "{e}"),
+    }
+}
+
+#[test]
 fn host_allocation_failures_are_errors_not_aborts() {
     for size in [usize::MAX, 1usize << 62, (1usize << 62) + 1] {
         let e = HostMemoryResource::allocate_host(size).unwrap_err();
