@@ -196,6 +196,8 @@ fn offsets(l: &StridedLayout) -> Vec<i64> {
 }
 
 fn bytes_of(v: &StridedMemoryView<'_>) -> Vec<u8> {
+    // Read as raw elements: typed reads never reinterpret a known dtype.
+    let v = v.view(v.layout().clone(), None).unwrap();
     let isz = v.layout().itemsize();
     match isz {
         1 => v.to_vec::<u8>().unwrap(),

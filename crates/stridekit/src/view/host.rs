@@ -3,20 +3,12 @@
 use super::*;
 
 impl<'a, A: Access> StridedMemoryViewBase<'a, A> {
-    /// The elements in row-major (C) order, for host-accessible views. Pinned and managed
-    /// memory is read after the calling thread's current context has finished its work.
+    /// The elements in row-major (C) order, for host-accessible views, after every write
+    /// queued on the memory (library copies on any stream; for pinned and managed memory,
+    /// the device context's kernels too). `T` must be the view's element type.
     pub fn to_vec<T: Element>(&self) -> Result<Vec<T>> {
         const OP: &str = "StridedMemoryView::to_vec";
-        if std::mem::size_of::<T>() != self.layout.itemsize() {
-            return Err(invalid(
-                OP,
-                format!(
-                    "element type has {} bytes but the layout's itemsize is {}",
-                    std::mem::size_of::<T>(),
-                    self.layout.itemsize()
-                ),
-            ));
-        }
+        self.check_element::<T>(OP)?;
         if !self.is_host_accessible() {
             return Err(invalid(
                 OP,
@@ -29,15 +21,7 @@ impl<'a, A: Access> StridedMemoryViewBase<'a, A> {
         }
         // Whatever stream a library copy into the memory ran on, the read waits for it;
         // kernels of the caller's own on the device's context are waited for too.
-        if let Some(p) = self.pending() {
-            p.wait_host(OP)?;
-        }
-        if self.kind != MemoryKind::Host {
-            let rt = crate::runtime::Runtime::get(OP, self.device.unwrap_or(0))?;
-            rt.context()
-                .synchronize()
-                .map_err(crate::error::driver(OP, "cuCtxSynchronize"))?;
-        }
+        self.wait_for_host_access(OP)?;
         let dense = StridedLayout::dense(self.layout.shape(), self.layout.itemsize(), Order::C)?;
         let plan = stridekit_layout::CopyPlan::new(&dense, &self.layout)?;
         let bytes: &mut [u8] = bytemuck::cast_slice_mut(&mut out);

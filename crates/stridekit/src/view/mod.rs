@@ -34,6 +34,7 @@ mod copy;
 mod dlpack;
 mod dynamic;
 mod host;
+mod typed;
 
 pub(crate) use backing::{Backing, Imported};
 pub use dynamic::DynView;
