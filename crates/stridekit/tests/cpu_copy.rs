@@ -161,7 +161,10 @@ fn views_are_validated_against_their_memory() {
         .view(StridedLayout::dense(&[13], 4, Order::C).unwrap(), None)
         .is_err());
     let e = v.to_vec::<f64>().unwrap_err().to_string();
-    assert!(e.contains("has 8 bytes but the layout's itemsize is 4"), "{e}");
+    assert!(
+        e.contains("has 8 bytes but the layout's itemsize is 4"),
+        "{e}"
+    );
     let e = v.to_vec::<i32>().unwrap_err().to_string();
     assert!(e.contains("typed access never reinterprets"), "{e}");
 }

@@ -34,6 +34,8 @@ mod copy;
 mod dlpack;
 mod dynamic;
 mod host;
+#[cfg(feature = "ndarray")]
+mod ndarray;
 mod typed;
 
 pub(crate) use backing::{Backing, Imported};
