@@ -46,8 +46,8 @@ pub use dtype::{dlpack_code, DType, Element};
 pub use error::{Error, Result};
 pub use managed::{ManagedBuffer, ManagedMemoryResource, ManagedRange};
 pub use memory::{
-    Buffer, DeviceMemoryResource, DevicePoolOptions, HostMemoryResource, MemoryKind,
-    MemoryResource, PinnedMemoryResource,
+    Buffer, CudarcBuffer, CudarcBufferMut, DeviceMemoryResource, DevicePoolOptions,
+    HostMemoryResource, MemoryKind, MemoryResource, PinnedMemoryResource,
 };
 pub use pointer::{pointer_info, PointerInfo, PointerKind};
 pub use stream::{StreamOrder, StreamValue};

@@ -419,7 +419,9 @@ pub(crate) fn copy_into(
             return Ok(());
         }
         order_after_earlier_uses(dst, src, stream)?;
+        let cudarc = begin_cudarc_uses(dst, src, stream);
         across::copy_across(dst, dmem, src, pair, &plan, stream, opts)?;
+        drop(cudarc);
         return finish(dst, src, stream, opts);
     }
     if plan.volume == 0 {
@@ -428,11 +430,33 @@ pub(crate) fn copy_into(
     if let Some(s) = stream {
         order_after_earlier_uses(dst, src, s)?;
     }
+    let cudarc = stream.map(|s| begin_cudarc_uses(dst, src, s));
     run(dst, dmem, src, &plan, stream, opts)?;
+    // Recorded on cudarc's events now that the copy is queued.
+    drop(cudarc);
     match stream {
         Some(stream) => finish(dst, src, stream, opts),
         None => Ok(()),
     }
+}
+
+/// Orders `stream` after cudarc's earlier work on either side's slice; the guards record
+/// the copy on the slices' events (a write on the destination's) when dropped.
+fn begin_cudarc_uses<'s>(
+    dst: &'s Operand<'_>,
+    src: &'s Operand<'_>,
+    stream: &'s CudaStream,
+) -> Vec<cudarc::driver::SyncOnDrop<'s>> {
+    let mut guards = Vec::new();
+    for (o, write) in [(dst, true), (src, false)] {
+        if let Some(u) = o.cudarc() {
+            // SAFETY: a destination operand is made only from the one writable view of
+            // its memory (`is_writable`), borrowed exclusively for the copy; the guards
+            // are dropped before the copy returns, inside the views' borrows.
+            guards.push(unsafe { u.begin(stream, write && o.is_writable()) });
+        }
+    }
+    guards
 }
 
 /// Copies never reinterpret: two known, different dtypes are refused unless the caller

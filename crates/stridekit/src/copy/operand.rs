@@ -5,7 +5,7 @@
 
 use crate::dtype::DType;
 use crate::error::{invalid, Result};
-use crate::memory::{validate_layout, Buffer, MemoryKind, PendingWork, Region};
+use crate::memory::{validate_layout, Buffer, CudarcUse, MemoryKind, PendingWork, Region};
 use std::marker::PhantomData;
 use stridekit_layout::StridedLayout;
 
@@ -18,6 +18,7 @@ pub(crate) struct Operand<'a> {
     layout: StridedLayout,
     dtype: Option<DType>,
     pending: Option<&'a PendingWork>,
+    cudarc: Option<CudarcUse<'a>>,
     writable: bool,
     _memory: PhantomData<&'a ()>,
 }
@@ -49,9 +50,25 @@ impl<'a> Operand<'a> {
             layout,
             dtype,
             pending,
+            cudarc: None,
             writable,
             _memory: PhantomData,
         })
+    }
+
+    /// The same operand, over memory cudarc tracks.
+    pub(crate) fn with_cudarc(self, cudarc: Option<CudarcUse<'a>>) -> Operand<'a> {
+        Operand { cudarc, ..self }
+    }
+
+    /// The cudarc slice behind the operand, if any.
+    pub(crate) fn cudarc(&self) -> Option<&CudarcUse<'a>> {
+        self.cudarc.as_ref()
+    }
+
+    /// Whether the operand may be written.
+    pub(crate) fn is_writable(&self) -> bool {
+        self.writable
     }
 
     /// An operand over a buffer (a temporary of the engine's).

@@ -1,6 +1,8 @@
 //! Memory resources and the buffers they hand out.
 
 mod buffer;
+mod cudarc_buffer;
+mod cudarc_use;
 mod device_pool;
 mod host;
 mod pending;
@@ -9,6 +11,8 @@ mod region;
 
 pub use buffer::Buffer;
 pub(crate) use buffer::{copy_bytes_unchecked, raw_copy};
+pub use cudarc_buffer::{CudarcBuffer, CudarcBufferMut};
+pub(crate) use cudarc_use::CudarcUse;
 pub use device_pool::{DeviceMemoryResource, DevicePoolOptions};
 pub(crate) use host::try_zeroed;
 pub use host::HostMemoryResource;

@@ -25,7 +25,8 @@ pub(crate) struct Mark {
 }
 
 impl Mark {
-    fn event(&self) -> Result<&CudaEvent> {
+    /// The event (recorded when the mark was made; cudarc may record it again).
+    pub(crate) fn event(&self) -> Result<&CudaEvent> {
         self.event.as_ref().ok_or_else(|| Error::Internal {
             op: "pending work",
             what: "a recorded event was taken before its mark was dropped".into(),
@@ -80,6 +81,23 @@ impl PendingWork {
     /// Records `mark` (just recorded on the stream of a use) as the last use.
     pub(crate) fn record(&self, op: &'static str, mark: &Arc<Mark>) -> Result<()> {
         *self.lock(op)? = Some(mark.clone());
+        Ok(())
+    }
+
+    /// Folds `other` (a use recorded elsewhere, for instance by cudarc) into the record:
+    /// `stream` waits for it and for the last use, then records the new last use. Held
+    /// under the lock, so concurrent merges never lose one another.
+    pub(crate) fn merge(&self, op: &'static str, other: &Mark, stream: &CudaStream) -> Result<()> {
+        let mut last = self.lock(op)?;
+        stream
+            .wait(other.event()?)
+            .map_err(driver(op, "cuStreamWaitEvent"))?;
+        if let Some(l) = last.as_ref() {
+            stream
+                .wait(l.event()?)
+                .map_err(driver(op, "cuStreamWaitEvent"))?;
+        }
+        *last = Some(mark(op, stream)?);
         Ok(())
     }
 

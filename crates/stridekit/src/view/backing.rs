@@ -1,6 +1,6 @@
 //! What keeps a view's memory alive, and which stream orders its release.
 
-use crate::memory::{Buffer, PendingWork};
+use crate::memory::{Buffer, CudarcUse, PendingWork};
 use std::any::Any;
 use std::marker::PhantomData;
 use std::sync::Arc;
@@ -15,6 +15,9 @@ pub(crate) enum Backing<'a> {
     SharedBuffer(Arc<Buffer>),
     /// A borrowed host slice.
     Slice(PhantomData<&'a [u8]>),
+    /// A borrowed cudarc slice: copies wait for its earlier work and record themselves
+    /// on its events.
+    Cudarc(CudarcUse<'a>),
     /// An imported DLPack tensor (its deleter runs when the last view goes).
     Dlpack(Arc<Imported>),
     /// Host memory the view owns (a `Vec`; held, never read).
@@ -29,7 +32,15 @@ impl Backing<'_> {
             Backing::Buffer(b) => Some(b.pending()),
             Backing::SharedBuffer(b) => Some(b.pending()),
             Backing::Dlpack(t) => Some(&t.pending),
-            Backing::Slice(_) | Backing::Owned(_) => None,
+            Backing::Slice(_) | Backing::Owned(_) | Backing::Cudarc(_) => None,
+        }
+    }
+
+    /// The cudarc slice behind the view, if it is one.
+    pub(crate) fn cudarc(&self) -> Option<CudarcUse<'_>> {
+        match self {
+            Backing::Cudarc(u) => Some(*u),
+            _ => None,
         }
     }
 

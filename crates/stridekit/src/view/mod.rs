@@ -31,6 +31,7 @@ mod backing;
 mod constructors;
 mod conversions;
 mod copy;
+mod cudarc;
 mod dlpack;
 mod dynamic;
 mod host;
@@ -244,6 +245,7 @@ impl<'a, A: Access> StridedMemoryViewBase<'a, A> {
                 A::WRITABLE,
             )
         }
+        .map(|o| o.with_cudarc(self.backing.cudarc()))
     }
 
     /// The view's memory as a region (writable for a writable view).

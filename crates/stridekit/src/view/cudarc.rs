@@ -1,0 +1,75 @@
+//! Views of cudarc's device memory: a `CudaSlice<T>`, `CudaView<T>` or `CudaViewMut<T>`
+//! borrowed with a layout, safely. A copy through such a view waits for the work cudarc
+//! queued on the slice and records itself on the slice's read or write event, as
+//! cudarc's own `DevicePtr`/`DevicePtrMut` guards do, so cudarc's later work waits for it.
+
+use super::*;
+use crate::memory::CudarcUse;
+use ::cudarc::driver::{DevicePtr, DevicePtrMut};
+
+/// The memory of a cudarc slice: its address (of element 0), bytes and device.
+fn parts_of<T, S: DevicePtr<T>>(slice: &S) -> (u64, usize, usize) {
+    let stream = slice.stream();
+    // The address only: the guard records a read on the slice's own stream, which orders
+    // nothing new.
+    let (ptr, _guard) = slice.device_ptr(stream);
+    (ptr, slice.num_bytes(), stream.context().ordinal())
+}
+
+impl<'a> StridedMemoryView<'a> {
+    /// A read-only view of a cudarc slice (or view) with `layout`, borrowing it for
+    /// `'a`. The layout's itemsize must be `T`'s, and every element must lie in the slice.
+    ///
+    /// ```no_run
+    /// use stridekit::{Order, StridedLayout, StridedMemoryView, StridedMemoryViewMut};
+    /// let dev = stridekit::Device::open(0)?;
+    /// let stream = dev.new_stream()?;
+    /// let a = stream.clone_htod(&(0..12).map(|i| i as f32).collect::<Vec<_>>()).unwrap();
+    /// let mut b = stream.alloc_zeros::<f32>(12).unwrap();
+    /// let src = StridedMemoryView::from_cudarc(&a, StridedLayout::dense(&[3, 4], 4, Order::C)?)?;
+    /// StridedMemoryViewMut::from_cudarc_mut(&mut b, StridedLayout::dense(&[3, 4], 4, Order::F)?)?
+    ///     .copy_from(&src, Some(&stream))?;                // b holds a's transpose
+    /// # Ok::<(), stridekit::Error>(())
+    /// ```
+    pub fn from_cudarc<T: Element, S: DevicePtr<T> + Send + Sync>(
+        slice: &'a S,
+        layout: StridedLayout,
+    ) -> Result<Self> {
+        let (ptr, size, device) = parts_of::<T, S>(slice);
+        Self::from_parts(
+            "StridedMemoryView::from_cudarc",
+            Parts {
+                ptr,
+                size,
+                kind: MemoryKind::Device,
+                device: Some(device),
+                layout,
+                dtype: Some(T::DTYPE),
+                backing: Backing::Cudarc(CudarcUse::shared::<T, S>(slice)),
+            },
+        )
+    }
+}
+
+impl<'a> StridedMemoryViewMut<'a> {
+    /// A writable view of a cudarc slice (or mutable view) with `layout`, borrowing it
+    /// exclusively for `'a`; see [`StridedMemoryView::from_cudarc`].
+    pub fn from_cudarc_mut<T: Element, S: DevicePtr<T> + DevicePtrMut<T> + Send + Sync>(
+        slice: &'a mut S,
+        layout: StridedLayout,
+    ) -> Result<Self> {
+        let (ptr, size, device) = parts_of::<T, S>(&*slice);
+        Self::from_parts(
+            "StridedMemoryViewMut::from_cudarc_mut",
+            Parts {
+                ptr,
+                size,
+                kind: MemoryKind::Device,
+                device: Some(device),
+                layout,
+                dtype: Some(T::DTYPE),
+                backing: Backing::Cudarc(CudarcUse::exclusive::<T, S>(slice)),
+            },
+        )
+    }
+}
