@@ -12,7 +12,18 @@ impl<'a, A: Access> StridedMemoryViewBase<'a, A> {
         dtype: Option<DType>,
     ) -> Result<StridedMemoryViewBase<'a, B>> {
         validate_layout(op, self.ptr, self.size, self.kind, &layout, dtype)?;
-        Ok(StridedMemoryViewBase {
+        Ok(self.with_parts(layout, dtype))
+    }
+
+    /// The same memory under `layout` and `dtype` (already validated), with access `B`
+    /// and the memory's whole lifetime: callers shorten the lifetime, or hand out
+    /// writable results only from `&mut self` or `unsafe`.
+    pub(super) fn with_parts<B: Access>(
+        &self,
+        layout: StridedLayout,
+        dtype: Option<DType>,
+    ) -> StridedMemoryViewBase<'a, B> {
+        StridedMemoryViewBase {
             ptr: self.ptr,
             size: self.size,
             kind: self.kind,
@@ -21,22 +32,13 @@ impl<'a, A: Access> StridedMemoryViewBase<'a, A> {
             dtype,
             backing: self.backing.clone(),
             access: PhantomData,
-        })
+        }
     }
 
     /// The same view with access `B`, for as long as the borrow of `self`. Callers give
     /// out writable results only from `&mut self`.
     fn duplicate<B: Access>(&self) -> StridedMemoryViewBase<'_, B> {
-        StridedMemoryViewBase {
-            ptr: self.ptr,
-            size: self.size,
-            kind: self.kind,
-            device: self.device,
-            layout: self.layout.clone(),
-            dtype: self.dtype,
-            backing: self.backing.clone(),
-            access: PhantomData,
-        }
+        self.with_parts(self.layout.clone(), self.dtype)
     }
 
     /// A read-only view of the whole view; a writable `self` cannot write while it lives.
@@ -92,30 +94,12 @@ impl<'a> StridedMemoryViewMut<'a> {
     /// Nothing may be written through `self` while the alias (or anything made from it)
     /// is read.
     pub unsafe fn shared_alias(&self) -> StridedMemoryView<'a> {
-        StridedMemoryViewBase {
-            ptr: self.ptr,
-            size: self.size,
-            kind: self.kind,
-            device: self.device,
-            layout: self.layout.clone(),
-            dtype: self.dtype,
-            backing: self.backing.clone(),
-            access: PhantomData,
-        }
+        self.with_parts(self.layout.clone(), self.dtype)
     }
 
     /// Gives up writing: the same view, read-only (and then cloneable).
     pub fn into_read_only(self) -> StridedMemoryView<'a> {
-        StridedMemoryViewBase {
-            ptr: self.ptr,
-            size: self.size,
-            kind: self.kind,
-            device: self.device,
-            layout: self.layout,
-            dtype: self.dtype,
-            backing: self.backing,
-            access: PhantomData,
-        }
+        self.with_parts(self.layout.clone(), self.dtype)
     }
 }
 

@@ -7,13 +7,26 @@ use super::*;
 use crate::memory::CudarcUse;
 use ::cudarc::driver::{DevicePtr, DevicePtrMut};
 
-/// The memory of a cudarc slice: its address (of element 0), bytes and device.
-fn parts_of<T, S: DevicePtr<T>>(slice: &S) -> (u64, usize, usize) {
+/// The parts of a view of a cudarc slice: its address, bytes and device, `layout`, `T`'s
+/// dtype, and `backing`.
+fn parts_of<'a, T: Element, S: DevicePtr<T>>(
+    slice: &S,
+    layout: StridedLayout,
+    backing: Backing<'a>,
+) -> Parts<'a> {
     let stream = slice.stream();
     // The address only: the guard records a read on the slice's own stream, which orders
     // nothing new.
     let (ptr, _guard) = slice.device_ptr(stream);
-    (ptr, slice.num_bytes(), stream.context().ordinal())
+    Parts {
+        ptr,
+        size: slice.num_bytes(),
+        kind: MemoryKind::Device,
+        device: Some(stream.context().ordinal()),
+        layout,
+        dtype: Some(T::DTYPE),
+        backing,
+    }
 }
 
 impl<'a> StridedMemoryView<'a> {
@@ -35,18 +48,10 @@ impl<'a> StridedMemoryView<'a> {
         slice: &'a S,
         layout: StridedLayout,
     ) -> Result<Self> {
-        let (ptr, size, device) = parts_of::<T, S>(slice);
+        let backing = Backing::Cudarc(CudarcUse::shared::<T, S>(slice));
         Self::from_parts(
             "StridedMemoryView::from_cudarc",
-            Parts {
-                ptr,
-                size,
-                kind: MemoryKind::Device,
-                device: Some(device),
-                layout,
-                dtype: Some(T::DTYPE),
-                backing: Backing::Cudarc(CudarcUse::shared::<T, S>(slice)),
-            },
+            parts_of::<T, S>(slice, layout, backing),
         )
     }
 }
@@ -58,17 +63,12 @@ impl<'a> StridedMemoryViewMut<'a> {
         slice: &'a mut S,
         layout: StridedLayout,
     ) -> Result<Self> {
-        let (ptr, size, device) = parts_of::<T, S>(&*slice);
+        let parts = parts_of::<T, S>(&*slice, layout, Backing::Slice(PhantomData));
         Self::from_parts(
             "StridedMemoryViewMut::from_cudarc_mut",
             Parts {
-                ptr,
-                size,
-                kind: MemoryKind::Device,
-                device: Some(device),
-                layout,
-                dtype: Some(T::DTYPE),
                 backing: Backing::Cudarc(CudarcUse::exclusive::<T, S>(slice)),
+                ..parts
             },
         )
     }

@@ -121,18 +121,9 @@ pub type StridedMemoryView<'a> = StridedMemoryViewBase<'a, ReadOnly>;
 /// ```
 pub type StridedMemoryViewMut<'a> = StridedMemoryViewBase<'a, ReadWrite>;
 
-impl<'a> Clone for StridedMemoryView<'a> {
+impl Clone for StridedMemoryView<'_> {
     fn clone(&self) -> Self {
-        StridedMemoryViewBase {
-            ptr: self.ptr,
-            size: self.size,
-            kind: self.kind,
-            device: self.device,
-            layout: self.layout.clone(),
-            dtype: self.dtype,
-            backing: self.backing.clone(),
-            access: PhantomData,
-        }
+        self.with_parts(self.layout.clone(), self.dtype)
     }
 }
 
