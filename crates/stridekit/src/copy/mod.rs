@@ -522,7 +522,7 @@ fn finish(
 
 impl Operand<'_> {
     /// The elements as bytes in row-major order (host-accessible operands).
-    fn to_vec_bytes(&self) -> Result<Vec<u8>> {
+    pub(crate) fn to_vec_bytes(&self) -> Result<Vec<u8>> {
         let isz = self.layout().itemsize();
         let bytes = self
             .layout()

@@ -28,6 +28,8 @@
 //! for by its producer: the wrapper cannot know who else writes it.
 
 mod backing;
+#[cfg(feature = "candle")]
+mod candle;
 mod constructors;
 mod conversions;
 mod copy;
