@@ -108,8 +108,13 @@ enum sk_status sk_view_copy_bits(const struct sk_view *dst,
                                  int32_t blocking);
 
 // The message of the calling thread's last failed call (empty if none failed). The
-// pointer stays valid until the next failing call on this thread.
+// pointer stays valid until the next failing call on this thread. Safe to call at
+// thread and process teardown (then it may answer an empty string).
 const char *sk_last_error(void);
+
+// The name of a status value (`"SK_OK"`, `"SK_ERR_INVALID"`, ...), or
+// `"SK_UNKNOWN_STATUS"` for any other integer. The string is static.
+const char *sk_status_str(int32_t status);
 
 // The library's version (major, minor, patch). Any out-pointer may be NULL.
 //
@@ -139,7 +144,11 @@ enum sk_status sk_tensor_map_tiled(const struct sk_view *view,
 // C-contiguous; `dtype` with code 0, bits 0, lanes 0 means unknown (otherwise its size
 // must be `itemsize`). The memory's kind and device are asked of the driver. When the
 // view is released, `release(owner)` is called once (if `release` is not NULL); on
-// failure it is not called and the caller keeps the owner.
+// failure it is not called and the caller keeps the owner. `release` may run on any
+// thread and must not unwind or throw (a C++ exception escaping it ends the process).
+// Refused: a dtype stridekit does not know (other than the "unknown" zeros), a writable
+// view whose layout maps several elements to one address, and a layout whose elements
+// reach below address 0 or past the end of the address space.
 //
 // # Safety
 // `shape` (and `strides` if not NULL) point to `ndim` readable values; `out` is

@@ -1,7 +1,7 @@
 //! `sk_view_copy`: a copy between any two views, ordered on a C stream.
 
-use crate::handle::lookup;
-use crate::status::{fail, guard, non_null, sk_status};
+use crate::handle::{get, id_of, read, write};
+use crate::status::{fail, guard, sk_status};
 use crate::view::sk_view;
 use stridekit::view::DynView;
 use stridekit::CopyOptions;
@@ -74,15 +74,12 @@ unsafe fn copy(
                 ))
             }
         };
-        non_null(op, "dst", dst)?;
-        non_null(op, "src", src)?;
-        // SAFETY: both non-NULL and readable (caller).
-        let same = unsafe { (*dst).owner == (*src).owner };
-        // SAFETY: the caller's promise.
-        let d = unsafe { lookup(op, "dst", dst) }?;
-        if same {
+        // SAFETY: the caller's promise (NULL is refused inside).
+        let (did, sid) = unsafe { (id_of(op, "dst", dst)?, id_of(op, "src", src)?) };
+        let d_shared = get(op, "dst", did)?;
+        if did == sid {
             // The same view: every element is already where it must go.
-            return match d.held {
+            return match read(op, &d_shared)?.held {
                 DynView::Writable(_) => Ok(()),
                 DynView::ReadOnly(_) => Err(fail(
                     sk_status::SK_ERR_READ_ONLY,
@@ -90,9 +87,16 @@ unsafe fn copy(
                 )),
             };
         }
-        // SAFETY: the caller's promise; `src` has another owner than `dst`, so the two
-        // borrows are of different handles.
-        let s = unsafe { lookup(op, "src", src) }?;
+        let s_shared = get(op, "src", sid)?;
+        // Exclusive access to the destination, shared to the source, locked in id order
+        // so that two threads copying both ways cannot deadlock.
+        let (mut d, s) = if did < sid {
+            let d = write(op, &d_shared)?;
+            (d, read(op, &s_shared)?)
+        } else {
+            let s = read(op, &s_shared)?;
+            (write(op, &d_shared)?, s)
+        };
         let DynView::Writable(out) = &mut d.held else {
             return Err(fail(
                 sk_status::SK_ERR_READ_ONLY,

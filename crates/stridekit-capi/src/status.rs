@@ -68,9 +68,16 @@ pub(crate) fn non_null<T>(op: &str, name: &str, p: *const T) -> Result<(), Failu
     }
 }
 
+/// Stores the calling thread's message. During thread teardown (a pthread key
+/// destructor, an `atexit` handler) the slot may be gone: the message is dropped then,
+/// never an abort.
 fn set_last(msg: &str) {
     let c = CString::new(msg.replace('\0', " ")).unwrap_or_default();
-    LAST.with(|l| *l.borrow_mut() = c);
+    let _ = LAST.try_with(|l| {
+        if let Ok(mut slot) = l.try_borrow_mut() {
+            *slot = c;
+        }
+    });
 }
 
 /// Runs `f`, turning an error or a panic into a status and a message.
@@ -94,10 +101,34 @@ pub(crate) fn guard(f: impl FnOnce() -> Result<(), Failure>) -> sk_status {
 }
 
 /// The message of the calling thread's last failed call (empty if none failed). The
-/// pointer stays valid until the next failing call on this thread.
+/// pointer stays valid until the next failing call on this thread. Safe to call at
+/// thread and process teardown (then it may answer an empty string).
 #[no_mangle]
 pub extern "C" fn sk_last_error() -> *const c_char {
-    LAST.with(|l| l.borrow().as_ptr())
+    LAST.try_with(|l| l.try_borrow().map(|s| s.as_ptr()).unwrap_or(c"".as_ptr()))
+        .unwrap_or(c"".as_ptr())
+}
+
+/// The name of a status value (`"SK_OK"`, `"SK_ERR_INVALID"`, ...), or
+/// `"SK_UNKNOWN_STATUS"` for any other integer. The string is static.
+#[no_mangle]
+pub extern "C" fn sk_status_str(status: i32) -> *const c_char {
+    use sk_status::*;
+    let all = [
+        (SK_OK, c"SK_OK"),
+        (SK_ERR_INVALID, c"SK_ERR_INVALID"),
+        (SK_ERR_NULL_POINTER, c"SK_ERR_NULL_POINTER"),
+        (SK_ERR_READ_ONLY, c"SK_ERR_READ_ONLY"),
+        (SK_ERR_RELEASED, c"SK_ERR_RELEASED"),
+        (SK_ERR_UNSUPPORTED, c"SK_ERR_UNSUPPORTED"),
+        (SK_ERR_NO_DRIVER, c"SK_ERR_NO_DRIVER"),
+        (SK_ERR_NO_DEVICE, c"SK_ERR_NO_DEVICE"),
+        (SK_ERR_DRIVER, c"SK_ERR_DRIVER"),
+        (SK_ERR_INTERNAL, c"SK_ERR_INTERNAL"),
+    ];
+    all.iter()
+        .find(|(s, _)| *s as i32 == status)
+        .map_or(c"SK_UNKNOWN_STATUS".as_ptr(), |(_, name)| name.as_ptr())
 }
 
 /// The library's version (major, minor, patch). Any out-pointer may be NULL.

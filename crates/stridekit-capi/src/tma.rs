@@ -1,6 +1,6 @@
 //! `sk_tensor_map_tiled`: a validated TMA descriptor of a view, as 128 bytes.
 
-use crate::handle::lookup;
+use crate::handle::{lookup, read};
 use crate::status::{fail, guard, non_null, sk_status};
 use crate::view::sk_view;
 use stridekit::tma::{
@@ -46,7 +46,8 @@ pub unsafe extern "C" fn sk_tensor_map_tiled(
         non_null(OP, "out", out)?;
         non_null(OP, "box_dim", box_dim)?;
         // SAFETY: the caller's promise.
-        let h = unsafe { lookup(OP, "view", view) }?;
+        let shared = unsafe { lookup(OP, "view", view) }?;
+        let h = read(OP, &shared)?;
         let v = h.held.as_view();
         let nd = v.layout().ndim();
         if rank < 1 || rank as usize != nd {

@@ -1,6 +1,6 @@
 //! `sk_view`: acquire (from a pointer, from DLPack), read, export, release.
 
-use crate::handle::{lookup, register, release, Handle};
+use crate::handle::{lookup, read, register, release, Handle};
 use crate::status::{fail, guard, non_null, sk_status, Failure};
 use dlpark::ffi::{DLDataType, DLDataTypeCode, DLManagedTensor, DLManagedTensorVersioned};
 use std::ffi::c_void;
@@ -54,7 +54,10 @@ fn publish(op: &str, held: DynView<'static>, out: *mut sk_view) -> Result<(), Fa
     let readonly = matches!(held, DynView::ReadOnly(_));
     let (shape, strides) = (l.shape().to_vec(), l.strides().to_vec());
     drop(v);
-    let h = register(
+    // The arrays' buffers do not move when the Vecs move into the handle, and the handle
+    // never changes them: the pointers stay valid until the view is dropped.
+    let (shape_ptr, strides_ptr) = (shape.as_ptr(), strides.as_ptr());
+    let id = register(
         op,
         Handle {
             held,
@@ -62,8 +65,7 @@ fn publish(op: &str, held: DynView<'static>, out: *mut sk_view) -> Result<(), Fa
             strides,
         },
     )?;
-    // SAFETY: `h` is the live handle just registered; its arrays never move (Vecs in a Box).
-    let (shape, strides) = unsafe { ((*h).shape.as_ptr(), (*h).strides.as_ptr()) };
+    let (shape, strides) = (shape_ptr, strides_ptr);
     let view = sk_view {
         ptr: first as usize,
         ndim,
@@ -74,7 +76,7 @@ fn publish(op: &str, held: DynView<'static>, out: *mut sk_view) -> Result<(), Fa
         device_id,
         device_accessible,
         readonly,
-        owner: h as *mut c_void,
+        owner: id as usize as *mut c_void,
     };
     // SAFETY: `out` is non-NULL and writable (checked by the callers).
     unsafe { out.write(view) };
@@ -117,7 +119,11 @@ impl Drop for Owner {
 /// C-contiguous; `dtype` with code 0, bits 0, lanes 0 means unknown (otherwise its size
 /// must be `itemsize`). The memory's kind and device are asked of the driver. When the
 /// view is released, `release(owner)` is called once (if `release` is not NULL); on
-/// failure it is not called and the caller keeps the owner.
+/// failure it is not called and the caller keeps the owner. `release` may run on any
+/// thread and must not unwind or throw (a C++ exception escaping it ends the process).
+/// Refused: a dtype stridekit does not know (other than the "unknown" zeros), a writable
+/// view whose layout maps several elements to one address, and a layout whose elements
+/// reach below address 0 or past the end of the address space.
 ///
 /// # Safety
 /// `shape` (and `strides` if not NULL) point to `ndim` readable values; `out` is
@@ -173,6 +179,12 @@ pub unsafe extern "C" fn sk_view_from_ptr(
             None
         } else {
             let (d, size) = dtype_from_dlpack("sk_view_from_ptr", dtype)?;
+            if d.is_none() {
+                return Err(fail(
+                    sk_status::SK_ERR_INVALID,
+                    format!("{OP}: dtype (code {}, bits {}, lanes {}) is not one stridekit knows; pass code 0, bits 0, lanes 0 for a view without a dtype", dtype.code.0, dtype.bits, dtype.lanes),
+                ));
+            }
             if size != itemsize as usize {
                 return Err(fail(
                     sk_status::SK_ERR_INVALID,
@@ -181,6 +193,12 @@ pub unsafe extern "C" fn sk_view_from_ptr(
             }
             d
         };
+        if !readonly && !layout.is_unique() {
+            return Err(fail(
+                sk_status::SK_ERR_INVALID,
+                format!("{OP}: layout {layout} maps several elements to one address; a writable view needs one address per element (make it read-only)"),
+            ));
+        }
         let keep = Owner {
             ctx: owner,
             release,
@@ -266,7 +284,8 @@ pub unsafe extern "C" fn sk_view_to_dlpack(
     guard(|| {
         non_null(OP, "out", out)?;
         // SAFETY: the caller's promise.
-        let h = unsafe { lookup(OP, "view", view) }?;
+        let shared = unsafe { lookup(OP, "view", view) }?;
+        let h = read(OP, &shared)?;
         let raw = match (&h.held, versioned) {
             (DynView::ReadOnly(v), true) => v.to_dlpack()?.into_raw() as *mut c_void,
             (DynView::ReadOnly(v), false) => v.to_dlpack_legacy()?.into_raw() as *mut c_void,
@@ -308,7 +327,8 @@ pub unsafe extern "C" fn sk_view_required_size(view: *const sk_view, out: *mut i
     guard(|| {
         non_null(OP, "out", out)?;
         // SAFETY: the caller's promise.
-        let h = unsafe { lookup(OP, "view", view) }?;
+        let shared = unsafe { lookup(OP, "view", view) }?;
+        let h = read(OP, &shared)?;
         let v = h.held.as_view();
         let l = v.layout();
         // Views keep their lowest element at or after their base (min_offset >= 0).
@@ -337,7 +357,8 @@ pub unsafe extern "C" fn sk_view_is_contiguous(
     guard(|| {
         non_null(OP, "out", out)?;
         // SAFETY: the caller's promise.
-        let h = unsafe { lookup(OP, "view", view) }?;
+        let shared = unsafe { lookup(OP, "view", view) }?;
+        let h = read(OP, &shared)?;
         let v = h.held.as_view();
         let l = v.layout();
         let yes = match order {

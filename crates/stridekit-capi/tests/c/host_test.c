@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <pthread.h>
 #include "stridekit.h"
 
 #include "check.h"
@@ -243,10 +244,93 @@ static void dlpack_both_ways(void) {
     EXPECT(sk_view_from_dlpack(NULL, true, &in), SK_ERR_INVALID);
 }
 
+/* A stale struct copy never reaches a later view: owners are ids, handed out once. */
+static void stale_copies(void) {
+    int32_t a[4] = {1, 2, 3, 4}, b[4] = {5, 6, 7, 8};
+    int64_t n4[1] = {4};
+    int one = 1;
+    sk_view va, vb;
+    released = 0;
+    EXPECT(sk_view_from_ptr((uintptr_t)a, 1, n4, NULL, 4, I32, true, &one, count_release, &va), SK_OK);
+    sk_view stale = va; /* a copy of the struct */
+    EXPECT(sk_view_release(&va), SK_OK);
+    CHECK(released == 1);
+    EXPECT(sk_view_from_ptr((uintptr_t)b, 1, n4, NULL, 4, I32, true, &one, count_release, &vb), SK_OK);
+    EXPECT(sk_view_release(&stale), SK_ERR_RELEASED);
+    CHECK(released == 1); /* B's callback did not run */
+    int64_t size = 0;
+    EXPECT(sk_view_required_size(&vb, &size), SK_OK); /* B is still live */
+    CHECK(size == 16 && vb.shape[0] == 4);
+    EXPECT(sk_view_release(&vb), SK_OK);
+    CHECK(released == 2);
+}
+
+/* Checked layouts, dtypes and status names. */
+static void checked_inputs(void) {
+    int32_t a[8] = {0};
+    int64_t n4[1] = {4}, zero[1] = {0}, n2[1] = {2};
+    sk_view v;
+    DLDataType odd = {200, 32, 1};
+    EXPECT(sk_view_from_ptr((uintptr_t)a, 1, n4, NULL, 4, odd, true, NULL, NULL, &v), SK_ERR_INVALID);
+    CHECK(strstr(sk_last_error(), "not one stridekit knows") != NULL);
+    /* A writable view with a stride of 0 maps several elements to one address. */
+    EXPECT(sk_view_from_ptr((uintptr_t)a, 1, n4, zero, 4, I32, false, NULL, NULL, &v), SK_ERR_INVALID);
+    CHECK(strstr(sk_last_error(), "one address per element") != NULL);
+    EXPECT(sk_view_from_ptr((uintptr_t)a, 1, n4, zero, 4, I32, true, NULL, NULL, &v), SK_OK);
+    EXPECT(sk_view_release(&v), SK_OK);
+    /* Layouts that reach below address 0 or past its end. */
+    int64_t back[1] = {-1};
+    EXPECT(sk_view_from_ptr((uintptr_t)8, 1, n4, back, 4, I32, true, NULL, NULL, &v), SK_ERR_INVALID);
+    EXPECT(sk_view_from_ptr(UINTPTR_MAX - 3, 1, n2, NULL, 4, I32, true, NULL, NULL, &v), SK_ERR_INVALID);
+    /* An unknown dtype of 3 bytes does not leave as DLPack "uint24". */
+    static const DLDataType NONE = {0, 0, 0};
+    uint8_t rgb[12] = {0};
+    EXPECT(sk_view_from_ptr((uintptr_t)rgb, 1, n4, NULL, 3, NONE, false, NULL, NULL, &v), SK_OK);
+    void *t = NULL;
+    EXPECT(sk_view_to_dlpack(&v, true, &t), SK_ERR_INVALID);
+    CHECK(t == NULL);
+    EXPECT(sk_view_release(&v), SK_OK);
+    /* Status names, for every status and for integers that are none. */
+    CHECK(strcmp(sk_status_str(SK_OK), "SK_OK") == 0);
+    CHECK(strcmp(sk_status_str(SK_ERR_RELEASED), "SK_ERR_RELEASED") == 0);
+    CHECK(strcmp(sk_status_str(42), "SK_UNKNOWN_STATUS") == 0);
+    CHECK(strcmp(sk_status_str(-1), "SK_UNKNOWN_STATUS") == 0);
+}
+
+/* A failing call and sk_last_error() from a pthread key destructor (thread teardown):
+ * never an abort. */
+static pthread_key_t teardown_key;
+static int teardown_ran = 0;
+static void at_teardown(void *p) {
+    (void)p;
+    sk_view v;
+    sk_status s = sk_view_release(NULL);
+    (void)sk_last_error();
+    s = sk_view_from_ptr(0, 1, NULL, NULL, 4, I32, true, NULL, NULL, &v);
+    (void)sk_last_error();
+    teardown_ran = (s == SK_ERR_NULL_POINTER) ? 1 : 2;
+}
+static void *teardown_thread(void *arg) {
+    (void)arg;
+    pthread_setspecific(teardown_key, &teardown_ran);
+    EXPECT(sk_view_release(NULL), SK_ERR_NULL_POINTER); /* the message slot exists */
+    return NULL;
+}
+static void calls_at_thread_teardown(void) {
+    pthread_t th;
+    CHECK(pthread_key_create(&teardown_key, at_teardown) == 0);
+    CHECK(pthread_create(&th, NULL, teardown_thread, NULL) == 0);
+    CHECK(pthread_join(th, NULL) == 0);
+    CHECK(teardown_ran == 1);
+}
+
 int main(void) {
     fields_and_copies();
+    checked_inputs();
+    calls_at_thread_teardown();
     bad_inputs();
     dlpack_both_ways();
+    stale_copies();
     if (failures) {
         fprintf(stderr, "host_test: %d failure(s)\n", failures);
         return 1;

@@ -42,23 +42,17 @@ pub(crate) fn dl_device(kind: MemoryKind, device_id: i32) -> DLDevice {
 pub(crate) fn dl_dtype(dtype: Option<DType>, itemsize: usize) -> Result<DLDataType> {
     match dtype {
         Some(d) => Ok(dtype_to_dlpack(d)),
-        None => {
-            let bits = itemsize * 8;
-            u8::try_from(bits)
-                .map(|bits| DLDataType {
-                    code: DLDataTypeCode::UINT,
-                    bits,
-                    lanes: 1,
-                })
-                .map_err(|_| {
-                    invalid(
-                        "to_dlpack",
-                        format!(
-                            "the view has no dtype and itemsize {itemsize}; DLPack can carry at most 255 bits per element, give the view a dtype first"
-                        ),
-                    )
-                })
-        }
+        None if matches!(itemsize, 1 | 2 | 4 | 8) => Ok(DLDataType {
+            code: DLDataTypeCode::UINT,
+            bits: (itemsize * 8) as u8,
+            lanes: 1,
+        }),
+        None => Err(invalid(
+            "to_dlpack",
+            format!(
+                "the view has no dtype and itemsize {itemsize}; without a dtype only 1, 2, 4 and 8-byte elements export (as unsigned integers): give the view a dtype first"
+            ),
+        )),
     }
 }
 
