@@ -8,204 +8,343 @@
 #include <stdint.h>
 #include "dlpack.h"
 
-// What a call ended with. `SK_OK` is 0; every other value has a message in
-// `sk_last_error()`.
-typedef enum sk_status {
-  // Success.
-  SK_OK = 0,
-  // An argument broke a rule (the message names the value and the rule).
-  SK_ERR_INVALID = 1,
-  // A required pointer argument was NULL.
-  SK_ERR_NULL_POINTER = 2,
-  // A write through a read-only view.
-  SK_ERR_READ_ONLY = 3,
-  // A view that was already released (or never acquired).
-  SK_ERR_RELEASED = 4,
-  // The driver or device cannot do this.
-  SK_ERR_UNSUPPORTED = 5,
-  // No CUDA driver could be loaded.
-  SK_ERR_NO_DRIVER = 6,
-  // No device with that ordinal.
-  SK_ERR_NO_DEVICE = 7,
-  // A driver call failed.
-  SK_ERR_DRIVER = 8,
-  // An internal error (a bug in stridekit, caught before it crossed the boundary).
-  SK_ERR_INTERNAL = 9,
-} sk_status;
+/**
+ * The version of the header this library was built with; `sk_version()` answers the
+ * library's own.
+ */
+#define STRIDEKIT_VERSION_MAJOR 0
 
-// A strided view whose attributes are plain C values. Acquired by `sk_view_from_ptr` or
-// `sk_view_from_dlpack`, released exactly once by `sk_view_release`.
+/**
+ * See `STRIDEKIT_VERSION_MAJOR`.
+ */
+#define STRIDEKIT_VERSION_MINOR 1
+
+/**
+ * See `STRIDEKIT_VERSION_MAJOR`.
+ */
+#define STRIDEKIT_VERSION_PATCH 0
+
+/**
+ * What a call ended with: `SK_OK` (0) or one of the `SK_ERR_*` codes, each with a
+ * message in `sk_last_error()`. A fixed-size integer, so that a header and a library
+ * of different versions agree on its size; `sk_status_str()` names any value.
+ */
+typedef int32_t sk_status;
+
+/**
+ * A strided view whose attributes are plain C values. Acquired by `sk_view_from_ptr` or
+ * `sk_view_from_dlpack`, released exactly once by `sk_view_release`.
+ */
 typedef struct sk_view {
-  // Address of element offset 0 (the element at index (0, ..., 0)).
+  /**
+   * Address of element offset 0 (the element at index (0, ..., 0)).
+   */
   uintptr_t ptr;
-  // Number of dimensions (0 to 64).
+  /**
+   * Number of dimensions (0 to 64).
+   */
   int32_t ndim;
-  // `ndim` extents, valid until the view is released.
+  /**
+   * `ndim` extents, valid until the view is released.
+   */
   const int64_t *shape;
-  // `ndim` strides in elements, valid until the view is released.
+  /**
+   * `ndim` strides in elements, valid until the view is released.
+   */
   const int64_t *strides;
-  // Bytes per element.
+  /**
+   * Bytes per element.
+   */
   int64_t itemsize;
-  // The element type; code 0, bits 0, lanes 0 when unknown.
+  /**
+   * The element type; code 0, bits 0, lanes 0 when unknown.
+   */
   DLDataType dtype;
-  // The device ordinal, -1 for memory that belongs to no device.
+  /**
+   * The device ordinal, -1 for memory that belongs to no device.
+   */
   int32_t device_id;
-  // Whether kernels can reach the memory.
+  /**
+   * Whether kernels can reach the memory.
+   */
   bool device_accessible;
-  // Whether writes through this view are refused.
+  /**
+   * Whether writes through this view are refused.
+   */
   bool readonly;
-  // Opaque; keeps the memory alive until the view is released.
+  /**
+   * Opaque; keeps the memory alive until the view is released.
+   */
   void *owner;
 } sk_view;
 
-// Options of a tiled tensor map; a NULL `sk_tma_options*` means all defaults (zeros).
+/**
+ * Options of a tiled tensor map; a NULL `sk_tma_options*` means all defaults (zeros).
+ */
 typedef struct sk_tma_options {
-  // Swizzle span in bytes: 0 (none), 32, 64 or 128.
+  /**
+   * Swizzle span in bytes: 0 (none), 32, 64 or 128.
+   */
   int32_t swizzle;
-  // Interleave in bytes: 0 (none), 16 or 32.
+  /**
+   * Interleave in bytes: 0 (none), 16 or 32.
+   */
   int32_t interleave;
-  // L2 promotion in bytes: 0 (none), 64, 128 or 256.
+  /**
+   * L2 promotion in bytes: 0 (none), 64, 128 or 256.
+   */
   int32_t l2_promotion;
-  // Out-of-bounds fill: 0 zeros, 1 NaN (floating-point types only).
+  /**
+   * Out-of-bounds fill: 0 zeros, 1 NaN (floating-point types only).
+   */
   int32_t oob_fill_nan;
-  // `rank` element strides (1 to 8), or NULL for all 1.
+  /**
+   * `rank` element strides (1 to 8), or NULL for all 1.
+   */
   const uint32_t *element_strides;
 } sk_tma_options;
+
+/**
+ * Success.
+ */
+#define SK_OK 0
+
+/**
+ * An argument broke a rule (the message names the value and the rule).
+ */
+#define SK_ERR_INVALID 1
+
+/**
+ * A required pointer argument was NULL.
+ */
+#define SK_ERR_NULL_POINTER 2
+
+/**
+ * A write through a read-only view.
+ */
+#define SK_ERR_READ_ONLY 3
+
+/**
+ * A view that was already released (or never acquired).
+ */
+#define SK_ERR_RELEASED 4
+
+/**
+ * The driver or device cannot do this.
+ */
+#define SK_ERR_UNSUPPORTED 5
+
+/**
+ * No CUDA driver could be loaded.
+ */
+#define SK_ERR_NO_DRIVER 6
+
+/**
+ * No device with that ordinal.
+ */
+#define SK_ERR_NO_DEVICE 7
+
+/**
+ * A driver call failed.
+ */
+#define SK_ERR_DRIVER 8
+
+/**
+ * An internal error (a bug in stridekit, caught before it crossed the boundary).
+ */
+#define SK_ERR_INTERNAL 9
 
 #ifdef __cplusplus
 extern "C" {
 #endif // __cplusplus
 
-// Copies `src` into `dst` element by element (any layouts, any memory kinds). Copies
-// never reinterpret: views whose dtypes are both known and differ are refused with
-// `SK_ERR_INVALID` (use `sk_view_copy_bits` to copy the bytes as they are).
-//
-// `stream` follows stridekit's one rule for stream values: `CU_STREAM_LEGACY` (1) is
-// the legacy default stream, `CU_STREAM_PER_THREAD` (2) the per-thread default stream,
-// `(uintptr_t)-1` no ordering (the copy runs on stridekit's own stream and is waited
-// for), any other value a live `CUstream`; 0 (NULL) is refused as ambiguous. The copy
-// runs on `stream`, after the work already queued there. `blocking`: 1 waits
-// for the copy, 0 does not, -1 takes the default (copies that touch host memory wait,
-// device-to-device copies do not). Copies between pageable host views run on the CPU
-// and need no driver.
-//
-// # Safety
-// `dst` and `src` are live views (or NULL); a non-zero `stream` is a live stream; no
-// other thread uses `dst` during the call.
-enum sk_status sk_view_copy(const struct sk_view *dst,
+/**
+ * Copies `src` into `dst` element by element (any layouts, any memory kinds). Copies
+ * never reinterpret: views whose dtypes are both known and differ are refused with
+ * `SK_ERR_INVALID` (use `sk_view_copy_bits` to copy the bytes as they are).
+ *
+ * `stream` follows stridekit's one rule for stream values: `CU_STREAM_LEGACY` (1) is
+ * the legacy default stream, `CU_STREAM_PER_THREAD` (2) the per-thread default stream,
+ * `(uintptr_t)-1` no ordering (the copy runs on stridekit's own stream and is waited
+ * for), any other value a live `CUstream`; 0 (NULL) is refused as ambiguous. The copy
+ * runs on `stream`, after the work already queued there. `blocking`: 1 waits
+ * for the copy, 0 does not, -1 takes the default (copies that touch host memory wait,
+ * device-to-device copies do not). Copies between pageable host views run on the CPU
+ * and need no driver.
+ *
+ * Ownership: borrows both views for the call. NULL: `dst` and `src` must not be NULL
+ * (`SK_ERR_NULL_POINTER`). Threads: safe; `dst` is locked exclusively and `src` shared
+ * for the call (views in id order, so opposite copies on two threads cannot deadlock).
+ *
+ * # Safety
+ * `dst` and `src` are live views (or NULL); a non-zero `stream` is a live stream; no
+ * other thread uses `dst` during the call.
+ */
+sk_status sk_view_copy(const struct sk_view *dst,
+                       const struct sk_view *src,
+                       uintptr_t stream,
+                       int32_t blocking);
+
+/**
+ * `sk_view_copy` of the bytes as they are, also between views of different dtypes of
+ * one itemsize: an explicit reinterpretation (int32 bits into a float32 view, say).
+ *
+ * Ownership, NULL and threads: as for `sk_view_copy`.
+ *
+ * # Safety
+ * As for `sk_view_copy`.
+ */
+sk_status sk_view_copy_bits(const struct sk_view *dst,
                             const struct sk_view *src,
                             uintptr_t stream,
                             int32_t blocking);
 
-// `sk_view_copy` of the bytes as they are, also between views of different dtypes of
-// one itemsize: an explicit reinterpretation (int32 bits into a float32 view, say).
-//
-// # Safety
-// As for `sk_view_copy`.
-enum sk_status sk_view_copy_bits(const struct sk_view *dst,
-                                 const struct sk_view *src,
-                                 uintptr_t stream,
-                                 int32_t blocking);
-
-// The message of the calling thread's last failed call (empty if none failed). The
-// pointer stays valid until the next failing call on this thread. Safe to call at
-// thread and process teardown (then it may answer an empty string).
+/**
+ * The message of the calling thread's last failed call (empty if none failed). The
+ * pointer stays valid until the next failing call on this thread. Safe to call at
+ * thread and process teardown (then it may answer an empty string).
+ */
 const char *sk_last_error(void);
 
-// The name of a status value (`"SK_OK"`, `"SK_ERR_INVALID"`, ...), or
-// `"SK_UNKNOWN_STATUS"` for any other integer. The string is static.
-const char *sk_status_str(int32_t status);
+/**
+ * The name of a status value (`"SK_OK"`, `"SK_ERR_INVALID"`, ...), or
+ * `"SK_UNKNOWN_STATUS"` for any other integer. The string is static.
+ */
+const char *sk_status_str(sk_status status);
 
-// The library's version (major, minor, patch). Any out-pointer may be NULL.
-//
-// # Safety
-// Each non-NULL pointer must be writable.
-enum sk_status sk_version(uint32_t *major, uint32_t *minor, uint32_t *patch);
+/**
+ * The library's version (major, minor, patch). Any out-pointer may be NULL.
+ *
+ * Compare with `STRIDEKIT_VERSION_MAJOR`/`MINOR`/`PATCH` to detect a header and a
+ * library of different versions. Threads: safe.
+ *
+ * # Safety
+ * Each non-NULL pointer must be writable.
+ */
+sk_status sk_version(uint32_t *major, uint32_t *minor, uint32_t *patch);
 
-// Encodes a tiled TMA descriptor of `view` into the 128 bytes at `out` (a `CUtensorMap`;
-// copy it into 64-byte aligned storage to pass it to a kernel). `rank` must be the
-// view's `ndim`; `box_dim` holds `rank` box extents in the view's (row-major) order.
-// Every rule of `cuTensorMapEncodeTiled` is checked first, with a message naming the
-// value and the rule.
-//
-// # Safety
-// `view` is a live view (or NULL); `box_dim` holds `rank` values; `options` is NULL or
-// readable, with `rank` element strides when that pointer is not NULL; `out` has 128
-// writable bytes.
-enum sk_status sk_tensor_map_tiled(const struct sk_view *view,
-                                   int32_t rank,
-                                   const uint32_t *box_dim,
-                                   const struct sk_tma_options *options,
-                                   uint8_t *out);
+/**
+ * Encodes a tiled TMA descriptor of `view` into the 128 bytes at `out` (a `CUtensorMap`;
+ * copy it into 64-byte aligned storage to pass it to a kernel). `rank` must be the
+ * view's `ndim`; `box_dim` holds `rank` box extents in the view's (row-major) order.
+ * Every rule of `cuTensorMapEncodeTiled` is checked first, with a message naming the
+ * value and the rule.
+ *
+ * Ownership: borrows the view for the call; `out` receives a copy (the descriptor holds
+ * the view's address, so keep the view alive while kernels use it). NULL: `view`,
+ * `box_dim` and `out` must not be NULL; `options` may be. Threads: safe (shared lock).
+ *
+ * # Safety
+ * `view` is a live view (or NULL); `box_dim` holds `rank` values; `options` is NULL or
+ * readable, with `rank` element strides when that pointer is not NULL; `out` has 128
+ * writable bytes.
+ */
+sk_status sk_tensor_map_tiled(const struct sk_view *view,
+                              int32_t rank,
+                              const uint32_t *box_dim,
+                              const struct sk_tma_options *options,
+                              uint8_t *out);
 
-// Acquires a view of memory someone else owns.
-//
-// `ptr` is the address of element (0, ..., 0); `strides` (in elements) may be NULL for
-// C-contiguous; `dtype` with code 0, bits 0, lanes 0 means unknown (otherwise its size
-// must be `itemsize`). The memory's kind and device are asked of the driver. When the
-// view is released, `release(owner)` is called once (if `release` is not NULL); on
-// failure it is not called and the caller keeps the owner. `release` may run on any
-// thread and must not unwind or throw (a C++ exception escaping it ends the process).
-// Refused: a dtype stridekit does not know (other than the "unknown" zeros), a writable
-// view whose layout maps several elements to one address, and a layout whose elements
-// reach below address 0 or past the end of the address space.
-//
-// # Safety
-// `shape` (and `strides` if not NULL) point to `ndim` readable values; `out` is
-// writable; the memory the layout reaches stays valid until `release` is called, and
-// nobody else writes it (or, for a writable view, touches it) while the view is live.
-enum sk_status sk_view_from_ptr(uintptr_t ptr,
-                                int32_t ndim,
-                                const int64_t *shape,
-                                const int64_t *strides,
-                                int64_t itemsize,
-                                DLDataType dtype,
-                                bool readonly,
-                                void *owner,
-                                void (*release)(void*),
-                                struct sk_view *out);
+/**
+ * Acquires a view of memory someone else owns.
+ *
+ * `ptr` is the address of element (0, ..., 0); `strides` (in elements) may be NULL for
+ * C-contiguous; `dtype` with code 0, bits 0, lanes 0 means unknown (otherwise its size
+ * must be `itemsize`). The memory's kind and device are asked of the driver. When the
+ * view is released, `release(owner)` is called once (if `release` is not NULL); on
+ * failure it is not called and the caller keeps the owner. `release` may run on any
+ * thread and must not unwind or throw (a C++ exception escaping it ends the process).
+ * Refused: a dtype stridekit does not know (other than the "unknown" zeros), a writable
+ * view whose layout maps several elements to one address, and a layout whose elements
+ * reach below address 0 or past the end of the address space.
+ *
+ * Ownership: on success the view holds `owner` until it is released. NULL: `shape`
+ * may be NULL only when `ndim` is 0, `strides` may be NULL (C order), `owner` and
+ * `release` may be NULL, `out` must not be. Threads: safe.
+ *
+ * # Safety
+ * `shape` (and `strides` if not NULL) point to `ndim` readable values; `out` is
+ * writable; the memory the layout reaches stays valid until `release` is called, and
+ * nobody else writes it (or, for a writable view, touches it) while the view is live.
+ */
+sk_status sk_view_from_ptr(uintptr_t ptr,
+                           int32_t ndim,
+                           const int64_t *shape,
+                           const int64_t *strides,
+                           int64_t itemsize,
+                           DLDataType dtype,
+                           bool readonly,
+                           void *owner,
+                           void (*release)(void*),
+                           struct sk_view *out);
 
-// Acquires a view of a DLPack tensor, taking it over (its deleter runs when the view is
-// released, or at once if this call fails). `versioned` says whether `tensor` is a
-// `DLManagedTensorVersioned*` (DLPack 1.x) or a legacy `DLManagedTensor*`. A tensor
-// flagged READ_ONLY gives a read-only view.
-//
-// # Safety
-// `tensor` is NULL or a live managed tensor of the stated ABI that the caller owns;
-// nobody else writes its memory while the view is live; `out` is writable.
-enum sk_status sk_view_from_dlpack(void *tensor, bool versioned, struct sk_view *out);
+/**
+ * Acquires a view of a DLPack tensor, taking it over (its deleter runs when the view is
+ * released, or at once if this call fails). `versioned` says whether `tensor` is a
+ * `DLManagedTensorVersioned*` (DLPack 1.x) or a legacy `DLManagedTensor*`. A tensor
+ * flagged READ_ONLY gives a read-only view.
+ *
+ * Ownership: takes the tensor over on success and on failure (its deleter runs once, when
+ * the view is released, or at once on failure). NULL: `tensor` and `out` must not be
+ * NULL (`SK_ERR_NULL_POINTER`). Threads: safe.
+ *
+ * # Safety
+ * `tensor` is NULL or a live managed tensor of the stated ABI that the caller owns;
+ * nobody else writes its memory while the view is live; `out` is writable.
+ */
+sk_status sk_view_from_dlpack(void *tensor, bool versioned, struct sk_view *out);
 
-// Exports a view as a DLPack tensor (`versioned`: a `DLManagedTensorVersioned*`,
-// otherwise a legacy `DLManagedTensor*`) into `*out`. The tensor keeps the memory alive
-// until its deleter is called, even after the view is released. A read-only view is
-// flagged READ_ONLY; a writable view's tensor is writable, and writes through the view
-// while the consumer uses the tensor are the caller's to order.
-//
-// # Safety
-// `view` is a live view (or NULL); `out` is writable.
-enum sk_status sk_view_to_dlpack(const struct sk_view *view, bool versioned, void **out);
+/**
+ * Exports a view as a DLPack tensor (`versioned`: a `DLManagedTensorVersioned*`,
+ * otherwise a legacy `DLManagedTensor*`) into `*out`. The tensor keeps the memory alive
+ * until its deleter is called, even after the view is released. A read-only view is
+ * flagged READ_ONLY; a writable view's tensor is writable, and writes through the view
+ * while the consumer uses the tensor are the caller's to order.
+ *
+ * Ownership: the caller owns the new tensor and calls its deleter once. NULL: `view` and
+ * `out` must not be NULL. Threads: safe (shared lock on the view).
+ *
+ * # Safety
+ * `view` is a live view (or NULL); `out` is writable.
+ */
+sk_status sk_view_to_dlpack(const struct sk_view *view, bool versioned, void **out);
 
-// Releases a view: exactly once. Its `owner` becomes NULL; a second release, a NULL
-// view or a view that was never acquired is an error (`SK_ERR_RELEASED` or
-// `SK_ERR_NULL_POINTER`), not a crash.
-//
-// # Safety
-// `view` is NULL or points to a readable and writable `sk_view`.
-enum sk_status sk_view_release(struct sk_view *view);
+/**
+ * Releases a view: exactly once. Its `owner` becomes NULL; a second release, a NULL
+ * view or a view that was never acquired is an error (`SK_ERR_RELEASED` or
+ * `SK_ERR_NULL_POINTER`), not a crash.
+ *
+ * Ownership: gives the view back; its owner's release callback runs once no call uses
+ * the view any more (at once, unless another thread is inside a call with it). NULL:
+ * `view` must not be NULL. Threads: safe; a stale copy of a released view's struct is
+ * refused (`SK_ERR_RELEASED`), never matched to a later view.
+ *
+ * # Safety
+ * `view` is NULL or points to a readable and writable `sk_view`.
+ */
+sk_status sk_view_release(struct sk_view *view);
 
-// The bytes an allocation needs to hold every element of the view, counted from its
-// lowest address.
-//
-// # Safety
-// `view` is a live view (or NULL); `out` is writable.
-enum sk_status sk_view_required_size(const struct sk_view *view, int64_t *out);
+/**
+ * The bytes an allocation needs to hold every element of the view, counted from its
+ * lowest address.
+ *
+ * NULL: `view` and `out` must not be NULL. Threads: safe (shared lock).
+ *
+ * # Safety
+ * `view` is a live view (or NULL); `out` is writable.
+ */
+sk_status sk_view_required_size(const struct sk_view *view, int64_t *out);
 
-// Whether the view's elements are dense in `order`: 'C' (row-major), 'F' (column-major)
-// or 'A' (either, or any axis order).
-//
-// # Safety
-// `view` is a live view (or NULL); `out` is writable.
-enum sk_status sk_view_is_contiguous(const struct sk_view *view, uint8_t order, bool *out);
+/**
+ * Whether the view's elements are dense in `order`: 'C' (row-major), 'F' (column-major)
+ * or 'A' (either, or any axis order).
+ *
+ * NULL: `view` and `out` must not be NULL. Threads: safe (shared lock).
+ *
+ * # Safety
+ * `view` is a live view (or NULL); `out` is writable.
+ */
+sk_status sk_view_is_contiguous(const struct sk_view *view, uint8_t order, bool *out);
 
 #ifdef __cplusplus
 }  // extern "C"

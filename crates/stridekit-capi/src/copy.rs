@@ -1,7 +1,7 @@
 //! `sk_view_copy`: a copy between any two views, ordered on a C stream.
 
 use crate::handle::{get, id_of, read, write};
-use crate::status::{fail, guard, sk_status};
+use crate::status::{fail, guard, sk_status, SK_ERR_INVALID, SK_ERR_READ_ONLY};
 use crate::view::sk_view;
 use stridekit::view::DynView;
 use stridekit::CopyOptions;
@@ -20,6 +20,10 @@ use stridekit::StreamValue;
 /// device-to-device copies do not). Copies between pageable host views run on the CPU
 /// and need no driver.
 ///
+/// Ownership: borrows both views for the call. NULL: `dst` and `src` must not be NULL
+/// (`SK_ERR_NULL_POINTER`). Threads: safe; `dst` is locked exclusively and `src` shared
+/// for the call (views in id order, so opposite copies on two threads cannot deadlock).
+///
 /// # Safety
 /// `dst` and `src` are live views (or NULL); a non-zero `stream` is a live stream; no
 /// other thread uses `dst` during the call.
@@ -36,6 +40,8 @@ pub unsafe extern "C" fn sk_view_copy(
 
 /// `sk_view_copy` of the bytes as they are, also between views of different dtypes of
 /// one itemsize: an explicit reinterpretation (int32 bits into a float32 view, say).
+///
+/// Ownership, NULL and threads: as for `sk_view_copy`.
 ///
 /// # Safety
 /// As for `sk_view_copy`.
@@ -69,7 +75,7 @@ unsafe fn copy(
             1 => Some(true),
             b => {
                 return Err(fail(
-                    sk_status::SK_ERR_INVALID,
+                    SK_ERR_INVALID,
                     format!("{op}: blocking {b} is not -1 (default), 0 or 1"),
                 ))
             }
@@ -82,7 +88,7 @@ unsafe fn copy(
             return match read(op, &d_shared)?.held {
                 DynView::Writable(_) => Ok(()),
                 DynView::ReadOnly(_) => Err(fail(
-                    sk_status::SK_ERR_READ_ONLY,
+                    SK_ERR_READ_ONLY,
                     format!("{op}: `dst` is a read-only view"),
                 )),
             };
@@ -99,7 +105,7 @@ unsafe fn copy(
         };
         let DynView::Writable(out) = &mut d.held else {
             return Err(fail(
-                sk_status::SK_ERR_READ_ONLY,
+                SK_ERR_READ_ONLY,
                 format!("{op}: `dst` is a read-only view"),
             ));
         };

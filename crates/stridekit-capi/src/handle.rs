@@ -9,7 +9,7 @@
 //! keeps its share, and the view (and its owner's release callback) is dropped when that
 //! call ends: the release waits for it, without blocking the releasing thread.
 
-use crate::status::{fail, non_null, sk_status, Failure};
+use crate::status::{fail, non_null, Failure, SK_ERR_INTERNAL, SK_ERR_RELEASED};
 use crate::view::sk_view;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -45,7 +45,7 @@ fn registry() -> &'static Registry {
 
 fn poisoned(op: &str, what: &str) -> Failure {
     fail(
-        sk_status::SK_ERR_INTERNAL,
+        SK_ERR_INTERNAL,
         format!("{op}: the {what} lock was poisoned by a panic"),
     )
 }
@@ -81,7 +81,7 @@ pub(crate) fn get(op: &str, name: &str, id: u64) -> Result<Shared, Failure> {
         .cloned()
         .ok_or_else(|| {
             fail(
-                sk_status::SK_ERR_RELEASED,
+                SK_ERR_RELEASED,
                 format!("{op}: `{name}` is not a live view (owner {id:#x}: released already, or never acquired)"),
             )
         })
@@ -120,7 +120,7 @@ pub(crate) unsafe fn release(op: &str, view: *mut sk_view) -> Result<(), Failure
         .remove(&id);
     if removed.is_none() {
         return Err(fail(
-            sk_status::SK_ERR_RELEASED,
+            SK_ERR_RELEASED,
             format!("{op}: the view is not live (owner {id:#x}): it was released already, or never acquired"),
         ));
     }

@@ -17,7 +17,12 @@ mod tma;
 mod view;
 
 pub use copy::sk_view_copy;
-pub use status::{sk_last_error, sk_status, sk_version};
+pub use status::{
+    sk_last_error, sk_status, sk_status_str, sk_version, SK_ERR_DRIVER, SK_ERR_INTERNAL,
+    SK_ERR_INVALID, SK_ERR_NO_DEVICE, SK_ERR_NO_DRIVER, SK_ERR_NULL_POINTER, SK_ERR_READ_ONLY,
+    SK_ERR_RELEASED, SK_ERR_UNSUPPORTED, SK_OK, STRIDEKIT_VERSION_MAJOR, STRIDEKIT_VERSION_MINOR,
+    STRIDEKIT_VERSION_PATCH,
+};
 pub use tma::{sk_tensor_map_tiled, sk_tma_options};
 pub use view::{
     sk_view, sk_view_from_dlpack, sk_view_from_ptr, sk_view_is_contiguous, sk_view_of,

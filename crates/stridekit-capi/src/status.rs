@@ -5,32 +5,39 @@ use std::ffi::{c_char, CString};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use stridekit::Error;
 
-/// What a call ended with. `SK_OK` is 0; every other value has a message in
-/// `sk_last_error()`.
-#[repr(C)]
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum sk_status {
-    /// Success.
-    SK_OK = 0,
-    /// An argument broke a rule (the message names the value and the rule).
-    SK_ERR_INVALID = 1,
-    /// A required pointer argument was NULL.
-    SK_ERR_NULL_POINTER = 2,
-    /// A write through a read-only view.
-    SK_ERR_READ_ONLY = 3,
-    /// A view that was already released (or never acquired).
-    SK_ERR_RELEASED = 4,
-    /// The driver or device cannot do this.
-    SK_ERR_UNSUPPORTED = 5,
-    /// No CUDA driver could be loaded.
-    SK_ERR_NO_DRIVER = 6,
-    /// No device with that ordinal.
-    SK_ERR_NO_DEVICE = 7,
-    /// A driver call failed.
-    SK_ERR_DRIVER = 8,
-    /// An internal error (a bug in stridekit, caught before it crossed the boundary).
-    SK_ERR_INTERNAL = 9,
-}
+/// What a call ended with: `SK_OK` (0) or one of the `SK_ERR_*` codes, each with a
+/// message in `sk_last_error()`. A fixed-size integer, so that a header and a library
+/// of different versions agree on its size; `sk_status_str()` names any value.
+pub type sk_status = i32;
+
+/// The version of the header this library was built with; `sk_version()` answers the
+/// library's own.
+pub const STRIDEKIT_VERSION_MAJOR: u32 = 0;
+/// See `STRIDEKIT_VERSION_MAJOR`.
+pub const STRIDEKIT_VERSION_MINOR: u32 = 1;
+/// See `STRIDEKIT_VERSION_MAJOR`.
+pub const STRIDEKIT_VERSION_PATCH: u32 = 0;
+
+/// Success.
+pub const SK_OK: sk_status = 0;
+/// An argument broke a rule (the message names the value and the rule).
+pub const SK_ERR_INVALID: sk_status = 1;
+/// A required pointer argument was NULL.
+pub const SK_ERR_NULL_POINTER: sk_status = 2;
+/// A write through a read-only view.
+pub const SK_ERR_READ_ONLY: sk_status = 3;
+/// A view that was already released (or never acquired).
+pub const SK_ERR_RELEASED: sk_status = 4;
+/// The driver or device cannot do this.
+pub const SK_ERR_UNSUPPORTED: sk_status = 5;
+/// No CUDA driver could be loaded.
+pub const SK_ERR_NO_DRIVER: sk_status = 6;
+/// No device with that ordinal.
+pub const SK_ERR_NO_DEVICE: sk_status = 7;
+/// A driver call failed.
+pub const SK_ERR_DRIVER: sk_status = 8;
+/// An internal error (a bug in stridekit, caught before it crossed the boundary).
+pub const SK_ERR_INTERNAL: sk_status = 9;
 
 thread_local! {
     static LAST: RefCell<CString> = RefCell::new(CString::default());
@@ -42,11 +49,11 @@ pub(crate) struct Failure(pub sk_status, pub String);
 impl From<Error> for Failure {
     fn from(e: Error) -> Self {
         let code = match &e {
-            Error::NoDriver { .. } => sk_status::SK_ERR_NO_DRIVER,
-            Error::NoDevice { .. } => sk_status::SK_ERR_NO_DEVICE,
-            Error::Driver { .. } => sk_status::SK_ERR_DRIVER,
-            Error::Unsupported { .. } => sk_status::SK_ERR_UNSUPPORTED,
-            _ => sk_status::SK_ERR_INVALID,
+            Error::NoDriver { .. } => SK_ERR_NO_DRIVER,
+            Error::NoDevice { .. } => SK_ERR_NO_DEVICE,
+            Error::Driver { .. } => SK_ERR_DRIVER,
+            Error::Unsupported { .. } => SK_ERR_UNSUPPORTED,
+            _ => SK_ERR_INVALID,
         };
         Failure(code, e.to_string())
     }
@@ -60,7 +67,7 @@ pub(crate) fn fail(code: sk_status, msg: impl Into<String>) -> Failure {
 pub(crate) fn non_null<T>(op: &str, name: &str, p: *const T) -> Result<(), Failure> {
     if p.is_null() {
         Err(fail(
-            sk_status::SK_ERR_NULL_POINTER,
+            SK_ERR_NULL_POINTER,
             format!("{op}: `{name}` is NULL; it must point to a valid object"),
         ))
     } else {
@@ -83,7 +90,7 @@ fn set_last(msg: &str) {
 /// Runs `f`, turning an error or a panic into a status and a message.
 pub(crate) fn guard(f: impl FnOnce() -> Result<(), Failure>) -> sk_status {
     match catch_unwind(AssertUnwindSafe(f)) {
-        Ok(Ok(())) => sk_status::SK_OK,
+        Ok(Ok(())) => SK_OK,
         Ok(Err(Failure(code, msg))) => {
             set_last(&msg);
             code
@@ -95,7 +102,7 @@ pub(crate) fn guard(f: impl FnOnce() -> Result<(), Failure>) -> sk_status {
                 .or_else(|| panic.downcast_ref::<String>().cloned())
                 .unwrap_or_else(|| "unknown panic".into());
             set_last(&format!("internal error (please report): {what}"));
-            sk_status::SK_ERR_INTERNAL
+            SK_ERR_INTERNAL
         }
     }
 }
@@ -112,8 +119,7 @@ pub extern "C" fn sk_last_error() -> *const c_char {
 /// The name of a status value (`"SK_OK"`, `"SK_ERR_INVALID"`, ...), or
 /// `"SK_UNKNOWN_STATUS"` for any other integer. The string is static.
 #[no_mangle]
-pub extern "C" fn sk_status_str(status: i32) -> *const c_char {
-    use sk_status::*;
+pub extern "C" fn sk_status_str(status: sk_status) -> *const c_char {
     let all = [
         (SK_OK, c"SK_OK"),
         (SK_ERR_INVALID, c"SK_ERR_INVALID"),
@@ -127,11 +133,14 @@ pub extern "C" fn sk_status_str(status: i32) -> *const c_char {
         (SK_ERR_INTERNAL, c"SK_ERR_INTERNAL"),
     ];
     all.iter()
-        .find(|(s, _)| *s as i32 == status)
+        .find(|(s, _)| *s == status)
         .map_or(c"SK_UNKNOWN_STATUS".as_ptr(), |(_, name)| name.as_ptr())
 }
 
 /// The library's version (major, minor, patch). Any out-pointer may be NULL.
+///
+/// Compare with `STRIDEKIT_VERSION_MAJOR`/`MINOR`/`PATCH` to detect a header and a
+/// library of different versions. Threads: safe.
 ///
 /// # Safety
 /// Each non-NULL pointer must be writable.
@@ -156,4 +165,23 @@ pub unsafe extern "C" fn sk_version(
         }
         Ok(())
     })
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_header_version_is_the_crate_version() {
+        let v = [
+            super::STRIDEKIT_VERSION_MAJOR,
+            super::STRIDEKIT_VERSION_MINOR,
+            super::STRIDEKIT_VERSION_PATCH,
+        ]
+        .map(|x| x.to_string())
+        .join(".");
+        assert_eq!(
+            v,
+            env!("CARGO_PKG_VERSION"),
+            "update STRIDEKIT_VERSION_* in status.rs"
+        );
+    }
 }

@@ -1,7 +1,7 @@
 //! `sk_tensor_map_tiled`: a validated TMA descriptor of a view, as 128 bytes.
 
 use crate::handle::{lookup, read};
-use crate::status::{fail, guard, non_null, sk_status};
+use crate::status::{fail, guard, non_null, sk_status, SK_ERR_INVALID};
 use crate::view::sk_view;
 use stridekit::tma::{
     Interleave, L2Promotion, OobFill, Swizzle, TensorMapDescriptor, TiledOptions,
@@ -29,6 +29,10 @@ pub struct sk_tma_options {
 /// Every rule of `cuTensorMapEncodeTiled` is checked first, with a message naming the
 /// value and the rule.
 ///
+/// Ownership: borrows the view for the call; `out` receives a copy (the descriptor holds
+/// the view's address, so keep the view alive while kernels use it). NULL: `view`,
+/// `box_dim` and `out` must not be NULL; `options` may be. Threads: safe (shared lock).
+///
 /// # Safety
 /// `view` is a live view (or NULL); `box_dim` holds `rank` values; `options` is NULL or
 /// readable, with `rank` element strides when that pointer is not NULL; `out` has 128
@@ -52,7 +56,7 @@ pub unsafe extern "C" fn sk_tensor_map_tiled(
         let nd = v.layout().ndim();
         if rank < 1 || rank as usize != nd {
             return Err(fail(
-                sk_status::SK_ERR_INVALID,
+                SK_ERR_INVALID,
                 format!("{OP}: rank {rank} differs from the view's ndim {nd}; give one box extent per axis"),
             ));
         }
@@ -72,7 +76,7 @@ pub unsafe extern "C" fn sk_tensor_map_tiled(
                     1 => OobFill::Nan,
                     v => {
                         return Err(fail(
-                            sk_status::SK_ERR_INVALID,
+                            SK_ERR_INVALID,
                             format!("{OP}: oob_fill_nan {v} is not 0 (zeros) or 1 (NaN)"),
                         ))
                     }

@@ -1,7 +1,7 @@
 //! `sk_view`: acquire (from a pointer, from DLPack), read, export, release.
 
 use crate::handle::{lookup, read, register, release, Handle};
-use crate::status::{fail, guard, non_null, sk_status, Failure};
+use crate::status::{fail, guard, non_null, sk_status, Failure, SK_ERR_INVALID};
 use dlpark::ffi::{DLDataType, DLDataTypeCode, DLManagedTensor, DLManagedTensorVersioned};
 use std::ffi::c_void;
 use stridekit::dlpack::{dtype_from_dlpack, dtype_to_dlpack, DlpackTensor};
@@ -125,6 +125,10 @@ impl Drop for Owner {
 /// view whose layout maps several elements to one address, and a layout whose elements
 /// reach below address 0 or past the end of the address space.
 ///
+/// Ownership: on success the view holds `owner` until it is released. NULL: `shape`
+/// may be NULL only when `ndim` is 0, `strides` may be NULL (C order), `owner` and
+/// `release` may be NULL, `out` must not be. Threads: safe.
+///
 /// # Safety
 /// `shape` (and `strides` if not NULL) point to `ndim` readable values; `out` is
 /// writable; the memory the layout reaches stays valid until `release` is called, and
@@ -147,13 +151,13 @@ pub unsafe extern "C" fn sk_view_from_ptr(
         non_null(OP, "out", out)?;
         if !(0..=64).contains(&ndim) {
             return Err(fail(
-                sk_status::SK_ERR_INVALID,
+                SK_ERR_INVALID,
                 format!("{OP}: ndim {ndim} is out of range; it must be in [0, 64]"),
             ));
         }
         if itemsize <= 0 {
             return Err(fail(
-                sk_status::SK_ERR_INVALID,
+                SK_ERR_INVALID,
                 format!("{OP}: itemsize {itemsize} must be positive"),
             ));
         }
@@ -174,20 +178,20 @@ pub unsafe extern "C" fn sk_view_from_ptr(
             let s = unsafe { std::slice::from_raw_parts(strides, n) };
             StridedLayout::new(&shape_v, s, itemsize as usize)
         }
-        .map_err(|e| fail(sk_status::SK_ERR_INVALID, format!("{OP}: {e}")))?;
+        .map_err(|e| fail(SK_ERR_INVALID, format!("{OP}: {e}")))?;
         let dtype = if dtype == UNKNOWN_DTYPE {
             None
         } else {
             let (d, size) = dtype_from_dlpack("sk_view_from_ptr", dtype)?;
             if d.is_none() {
                 return Err(fail(
-                    sk_status::SK_ERR_INVALID,
+                    SK_ERR_INVALID,
                     format!("{OP}: dtype (code {}, bits {}, lanes {}) is not one stridekit knows; pass code 0, bits 0, lanes 0 for a view without a dtype", dtype.code.0, dtype.bits, dtype.lanes),
                 ));
             }
             if size != itemsize as usize {
                 return Err(fail(
-                    sk_status::SK_ERR_INVALID,
+                    SK_ERR_INVALID,
                     format!("{OP}: dtype (code {}, bits {}) has {size} bytes but itemsize is {itemsize}; they must match", dtype.code.0, dtype.bits),
                 ));
             }
@@ -195,7 +199,7 @@ pub unsafe extern "C" fn sk_view_from_ptr(
         };
         if !readonly && !layout.is_unique() {
             return Err(fail(
-                sk_status::SK_ERR_INVALID,
+                SK_ERR_INVALID,
                 format!("{OP}: layout {layout} maps several elements to one address; a writable view needs one address per element (make it read-only)"),
             ));
         }
@@ -223,6 +227,10 @@ pub unsafe extern "C" fn sk_view_from_ptr(
 /// released, or at once if this call fails). `versioned` says whether `tensor` is a
 /// `DLManagedTensorVersioned*` (DLPack 1.x) or a legacy `DLManagedTensor*`. A tensor
 /// flagged READ_ONLY gives a read-only view.
+///
+/// Ownership: takes the tensor over on success and on failure (its deleter runs once, when
+/// the view is released, or at once on failure). NULL: `tensor` and `out` must not be
+/// NULL (`SK_ERR_NULL_POINTER`). Threads: safe.
 ///
 /// # Safety
 /// `tensor` is NULL or a live managed tensor of the stated ABI that the caller owns;
@@ -272,6 +280,9 @@ unsafe fn take(tensor: *mut c_void, versioned: bool) -> Result<DlpackTensor, Fai
 /// flagged READ_ONLY; a writable view's tensor is writable, and writes through the view
 /// while the consumer uses the tensor are the caller's to order.
 ///
+/// Ownership: the caller owns the new tensor and calls its deleter once. NULL: `view` and
+/// `out` must not be NULL. Threads: safe (shared lock on the view).
+///
 /// # Safety
 /// `view` is a live view (or NULL); `out` is writable.
 #[no_mangle]
@@ -308,6 +319,11 @@ pub unsafe extern "C" fn sk_view_to_dlpack(
 /// view or a view that was never acquired is an error (`SK_ERR_RELEASED` or
 /// `SK_ERR_NULL_POINTER`), not a crash.
 ///
+/// Ownership: gives the view back; its owner's release callback runs once no call uses
+/// the view any more (at once, unless another thread is inside a call with it). NULL:
+/// `view` must not be NULL. Threads: safe; a stale copy of a released view's struct is
+/// refused (`SK_ERR_RELEASED`), never matched to a later view.
+///
 /// # Safety
 /// `view` is NULL or points to a readable and writable `sk_view`.
 #[no_mangle]
@@ -318,6 +334,8 @@ pub unsafe extern "C" fn sk_view_release(view: *mut sk_view) -> sk_status {
 
 /// The bytes an allocation needs to hold every element of the view, counted from its
 /// lowest address.
+///
+/// NULL: `view` and `out` must not be NULL. Threads: safe (shared lock).
 ///
 /// # Safety
 /// `view` is a live view (or NULL); `out` is writable.
@@ -334,8 +352,7 @@ pub unsafe extern "C" fn sk_view_required_size(view: *const sk_view, out: *mut i
         // Views keep their lowest element at or after their base (min_offset >= 0).
         let n = l
             .required_size_in_bytes()
-            .map_err(|e| fail(sk_status::SK_ERR_INVALID, format!("{OP}: {e}")))?
-            as i64;
+            .map_err(|e| fail(SK_ERR_INVALID, format!("{OP}: {e}")))? as i64;
         // SAFETY: non-NULL and writable (caller).
         unsafe { out.write(n) };
         Ok(())
@@ -344,6 +361,8 @@ pub unsafe extern "C" fn sk_view_required_size(view: *const sk_view, out: *mut i
 
 /// Whether the view's elements are dense in `order`: 'C' (row-major), 'F' (column-major)
 /// or 'A' (either, or any axis order).
+///
+/// NULL: `view` and `out` must not be NULL. Threads: safe (shared lock).
 ///
 /// # Safety
 /// `view` is a live view (or NULL); `out` is writable.
@@ -367,7 +386,7 @@ pub unsafe extern "C" fn sk_view_is_contiguous(
             b'A' | b'a' => l.is_contiguous_any(),
             o => {
                 return Err(fail(
-                    sk_status::SK_ERR_INVALID,
+                    SK_ERR_INVALID,
                     format!("{OP}: order {:?} is not 'C', 'F' or 'A'", o as char),
                 ))
             }

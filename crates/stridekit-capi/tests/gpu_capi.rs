@@ -38,7 +38,7 @@ fn the_c_descriptor_is_the_rust_descriptor() {
             v.as_mut_ptr(),
         )
     };
-    assert_eq!(s, sk_status::SK_OK);
+    assert_eq!(s, SK_OK);
     // SAFETY: initialised by the successful call.
     let mut v = unsafe { v.assume_init() };
     let opts = sk_tma_options {
@@ -51,10 +51,10 @@ fn the_c_descriptor_is_the_rust_descriptor() {
     let mut out = [0u8; 128];
     // SAFETY: a live view, 2 box extents, readable options, 128 writable bytes.
     let s = unsafe { sk_tensor_map_tiled(&v, 2, [64u32, 64].as_ptr(), &opts, out.as_mut_ptr()) };
-    assert_eq!(s, sk_status::SK_OK);
+    assert_eq!(s, SK_OK);
     // SAFETY: the map is 128 bytes of plain data.
     let theirs = unsafe { std::slice::from_raw_parts(rust.as_raw() as *const _ as *const u8, 128) };
     assert_eq!(&out[..], theirs);
     // SAFETY: the live view, released once.
-    assert_eq!(unsafe { sk_view_release(&mut v) }, sk_status::SK_OK);
+    assert_eq!(unsafe { sk_view_release(&mut v) }, SK_OK);
 }

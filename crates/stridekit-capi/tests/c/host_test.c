@@ -295,6 +295,11 @@ static void checked_inputs(void) {
     CHECK(strcmp(sk_status_str(SK_ERR_RELEASED), "SK_ERR_RELEASED") == 0);
     CHECK(strcmp(sk_status_str(42), "SK_UNKNOWN_STATUS") == 0);
     CHECK(strcmp(sk_status_str(-1), "SK_UNKNOWN_STATUS") == 0);
+    /* The header and the library agree on the version. */
+    uint32_t maj = 99, min = 99, pat = 99;
+    EXPECT(sk_version(&maj, &min, &pat), SK_OK);
+    CHECK(maj == STRIDEKIT_VERSION_MAJOR && min == STRIDEKIT_VERSION_MINOR && pat == STRIDEKIT_VERSION_PATCH);
+    CHECK(sizeof(sk_status) == 4);
 }
 
 /* A failing call and sk_last_error() from a pthread key destructor (thread teardown):
