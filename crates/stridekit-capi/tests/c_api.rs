@@ -115,7 +115,7 @@ fn the_c_host_tests_pass_and_are_clean_under_valgrind() {
         .args([
             "--tool=memcheck",
             "--leak-check=full",
-            "--errors-for-leak-kinds=definite,indirect",
+            "--errors-for-leak-kinds=all",
             "--error-exitcode=3",
         ])
         .arg(&exe)
