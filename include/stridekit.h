@@ -8,6 +8,8 @@
 #include <stdint.h>
 #include "dlpack.h"
 
+struct sk_view; /* declared below; sk_vtable refers to it */
+
 /**
  * The version of the header this library was built with; `sk_version()` answers the
  * library's own.
@@ -25,11 +27,93 @@
 #define STRIDEKIT_VERSION_PATCH 0
 
 /**
+ * The version of [`sk_vtable`]'s layout; a table of an older version is not used.
+ */
+#define SK_VTABLE_VERSION 1
+
+/**
  * What a call ended with: `SK_OK` (0) or one of the `SK_ERR_*` codes, each with a
  * message in `sk_last_error()`. A fixed-size integer, so that a header and a library
  * of different versions agree on its size; `sk_status_str()` names any value.
  */
 typedef int32_t sk_status;
+
+/**
+ * Options of a tiled tensor map; a NULL `sk_tma_options*` means all defaults (zeros).
+ */
+typedef struct sk_tma_options {
+  /**
+   * Swizzle span in bytes: 0 (none), 32, 64 or 128.
+   */
+  int32_t swizzle;
+  /**
+   * Interleave in bytes: 0 (none), 16 or 32.
+   */
+  int32_t interleave;
+  /**
+   * L2 promotion in bytes: 0 (none), 64, 128 or 256.
+   */
+  int32_t l2_promotion;
+  /**
+   * Out-of-bounds fill: 0 zeros, 1 NaN (floating-point types only).
+   */
+  int32_t oob_fill_nan;
+  /**
+   * `rank` element strides (1 to 8), or NULL for all 1.
+   */
+  const uint32_t *element_strides;
+} sk_tma_options;
+
+/**
+ * The functions of the library copy that made a view. `version` and `size` come first
+ * so that later versions can only add to the end.
+ */
+typedef struct sk_vtable {
+  /**
+   * `SK_VTABLE_VERSION` of the copy that made the table.
+   */
+  uint32_t version;
+  /**
+   * `sizeof(sk_vtable)` of that copy.
+   */
+  uint32_t size;
+  /**
+   * That copy's `sk_last_error`.
+   */
+  const char *(*last_error)(void);
+  /**
+   * That copy's `sk_view_release`.
+   */
+  sk_status (*release)(struct sk_view*);
+  /**
+   * That copy's `sk_view_copy`.
+   */
+  sk_status (*copy)(const struct sk_view*, const struct sk_view*, uintptr_t, int32_t);
+  /**
+   * That copy's `sk_view_copy_bits`.
+   */
+  sk_status (*copy_bits)(const struct sk_view*, const struct sk_view*, uintptr_t, int32_t);
+  /**
+   * That copy's `sk_view_to_dlpack`.
+   */
+  sk_status (*to_dlpack)(const struct sk_view*, bool, void**);
+  /**
+   * That copy's `sk_view_required_size`.
+   */
+  sk_status (*required_size)(const struct sk_view*, int64_t*);
+  /**
+   * That copy's `sk_view_is_contiguous`.
+   */
+  sk_status (*is_contiguous)(const struct sk_view*, uint8_t, bool*);
+  /**
+   * That copy's `sk_tensor_map_tiled`.
+   */
+  sk_status (*tensor_map_tiled)(const struct sk_view*,
+                                int32_t,
+                                const uint32_t*,
+                                const struct sk_tma_options*,
+                                uint8_t*);
+} sk_vtable;
 
 /**
  * A strided view whose attributes are plain C values. Acquired by `sk_view_from_ptr` or
@@ -76,33 +160,12 @@ typedef struct sk_view {
    * Opaque; keeps the memory alive until the view is released.
    */
   void *owner;
+  /**
+   * The functions of the library copy that made the view: another copy forwards
+   * calls on this view to them.
+   */
+  const struct sk_vtable *vtable;
 } sk_view;
-
-/**
- * Options of a tiled tensor map; a NULL `sk_tma_options*` means all defaults (zeros).
- */
-typedef struct sk_tma_options {
-  /**
-   * Swizzle span in bytes: 0 (none), 32, 64 or 128.
-   */
-  int32_t swizzle;
-  /**
-   * Interleave in bytes: 0 (none), 16 or 32.
-   */
-  int32_t interleave;
-  /**
-   * L2 promotion in bytes: 0 (none), 64, 128 or 256.
-   */
-  int32_t l2_promotion;
-  /**
-   * Out-of-bounds fill: 0 zeros, 1 NaN (floating-point types only).
-   */
-  int32_t oob_fill_nan;
-  /**
-   * `rank` element strides (1 to 8), or NULL for all 1.
-   */
-  const uint32_t *element_strides;
-} sk_tma_options;
 
 /**
  * Success.

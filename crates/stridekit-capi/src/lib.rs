@@ -15,8 +15,9 @@ mod handle;
 mod status;
 mod tma;
 mod view;
+mod vtable;
 
-pub use copy::sk_view_copy;
+pub use copy::{sk_view_copy, sk_view_copy_bits};
 pub use status::{
     sk_last_error, sk_status, sk_status_str, sk_version, SK_ERR_DRIVER, SK_ERR_INTERNAL,
     SK_ERR_INVALID, SK_ERR_NO_DEVICE, SK_ERR_NO_DRIVER, SK_ERR_NULL_POINTER, SK_ERR_READ_ONLY,
@@ -28,3 +29,4 @@ pub use view::{
     sk_view, sk_view_from_dlpack, sk_view_from_ptr, sk_view_is_contiguous, sk_view_of,
     sk_view_release, sk_view_required_size, sk_view_to_dlpack,
 };
+pub use vtable::{sk_vtable, SK_VTABLE_VERSION};

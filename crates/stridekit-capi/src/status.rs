@@ -78,7 +78,7 @@ pub(crate) fn non_null<T>(op: &str, name: &str, p: *const T) -> Result<(), Failu
 /// Stores the calling thread's message. During thread teardown (a pthread key
 /// destructor, an `atexit` handler) the slot may be gone: the message is dropped then,
 /// never an abort.
-fn set_last(msg: &str) {
+pub(crate) fn set_last(msg: &str) {
     let c = CString::new(msg.replace('\0', " ")).unwrap_or_default();
     let _ = LAST.try_with(|l| {
         if let Ok(mut slot) = l.try_borrow_mut() {

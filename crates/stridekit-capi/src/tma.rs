@@ -46,6 +46,12 @@ pub unsafe extern "C" fn sk_tensor_map_tiled(
     out: *mut u8,
 ) -> sk_status {
     const OP: &str = "sk_tensor_map_tiled";
+    // SAFETY: the caller's promise (a view made by another copy carries its table).
+    if let Some(vt) = unsafe { crate::vtable::foreign(view) } {
+        // SAFETY: forwarded with the caller's arguments to the copy that made the view.
+        let s = unsafe { (vt.tensor_map_tiled)(view, rank, box_dim, options, out) };
+        return crate::vtable::forwarded(vt, s);
+    }
     guard(|| {
         non_null(OP, "out", out)?;
         non_null(OP, "box_dim", box_dim)?;

@@ -2,6 +2,7 @@
 
 use crate::handle::{lookup, read, register, release, Handle};
 use crate::status::{fail, guard, non_null, sk_status, Failure, SK_ERR_INVALID};
+use crate::vtable::{foreign, forwarded};
 use dlpark::ffi::{DLDataType, DLDataTypeCode, DLManagedTensor, DLManagedTensorVersioned};
 use std::ffi::c_void;
 use stridekit::dlpack::{dtype_from_dlpack, dtype_to_dlpack, DlpackTensor};
@@ -33,6 +34,9 @@ pub struct sk_view {
     pub readonly: bool,
     /// Opaque; keeps the memory alive until the view is released.
     pub owner: *mut c_void,
+    /// The functions of the library copy that made the view: another copy forwards
+    /// calls on this view to them.
+    pub vtable: *const crate::vtable::sk_vtable,
 }
 
 const UNKNOWN_DTYPE: DLDataType = DLDataType {
@@ -77,6 +81,7 @@ fn publish(op: &str, held: DynView<'static>, out: *mut sk_view) -> Result<(), Fa
         device_accessible,
         readonly,
         owner: id as usize as *mut c_void,
+        vtable: &crate::vtable::VTABLE,
     };
     // SAFETY: `out` is non-NULL and writable (checked by the callers).
     unsafe { out.write(view) };
@@ -292,6 +297,11 @@ pub unsafe extern "C" fn sk_view_to_dlpack(
     out: *mut *mut c_void,
 ) -> sk_status {
     const OP: &str = "sk_view_to_dlpack";
+    // SAFETY: the caller's promise (a view made by another copy carries its table).
+    if let Some(vt) = unsafe { foreign(view) } {
+        // SAFETY: forwarded with the caller's arguments to the copy that made the view.
+        return forwarded(vt, unsafe { (vt.to_dlpack)(view, versioned, out) });
+    }
     guard(|| {
         non_null(OP, "out", out)?;
         // SAFETY: the caller's promise.
@@ -328,6 +338,11 @@ pub unsafe extern "C" fn sk_view_to_dlpack(
 /// `view` is NULL or points to a readable and writable `sk_view`.
 #[no_mangle]
 pub unsafe extern "C" fn sk_view_release(view: *mut sk_view) -> sk_status {
+    // SAFETY: the caller's promise (a view made by another copy carries its table).
+    if let Some(vt) = unsafe { foreign(view) } {
+        // SAFETY: forwarded with the caller's arguments to the copy that made the view.
+        return forwarded(vt, unsafe { (vt.release)(view) });
+    }
     // SAFETY: the caller's promise.
     guard(|| unsafe { release("sk_view_release", view) })
 }
@@ -342,6 +357,11 @@ pub unsafe extern "C" fn sk_view_release(view: *mut sk_view) -> sk_status {
 #[no_mangle]
 pub unsafe extern "C" fn sk_view_required_size(view: *const sk_view, out: *mut i64) -> sk_status {
     const OP: &str = "sk_view_required_size";
+    // SAFETY: the caller's promise (a view made by another copy carries its table).
+    if let Some(vt) = unsafe { foreign(view) } {
+        // SAFETY: forwarded with the caller's arguments to the copy that made the view.
+        return forwarded(vt, unsafe { (vt.required_size)(view, out) });
+    }
     guard(|| {
         non_null(OP, "out", out)?;
         // SAFETY: the caller's promise.
@@ -373,6 +393,11 @@ pub unsafe extern "C" fn sk_view_is_contiguous(
     out: *mut bool,
 ) -> sk_status {
     const OP: &str = "sk_view_is_contiguous";
+    // SAFETY: the caller's promise (a view made by another copy carries its table).
+    if let Some(vt) = unsafe { foreign(view) } {
+        // SAFETY: forwarded with the caller's arguments to the copy that made the view.
+        return forwarded(vt, unsafe { (vt.is_contiguous)(view, order, out) });
+    }
     guard(|| {
         non_null(OP, "out", out)?;
         // SAFETY: the caller's promise.

@@ -128,3 +128,36 @@ fn the_c_host_tests_pass_and_are_clean_under_valgrind() {
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+#[test]
+fn views_work_across_two_copies_of_the_library() {
+    // The shared library, loaded twice under two names (dlopen keeps them apart).
+    static_lib();
+    let so = target_dir().join("libstridekit_capi.so");
+    assert!(so.exists(), "{} is missing after the build", so.display());
+    let (a, b) = (
+        target_dir().join("libsk_copy_a.so"),
+        target_dir().join("libsk_copy_b.so"),
+    );
+    std::fs::copy(&so, &a).unwrap();
+    std::fs::copy(&so, &b).unwrap();
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/c/two_copies.c");
+    let exe = target_dir().join("c-two_copies");
+    let status = compiler(false)
+        .args(["-std=c11", "-Wall", "-Wextra", "-Werror", "-g"])
+        .arg("-I")
+        .arg(include_dir())
+        .arg(&src)
+        .args(["-ldl", "-o"])
+        .arg(&exe)
+        .status()
+        .unwrap();
+    assert!(status.success(), "compiling {}", src.display());
+    let out = Command::new(&exe).arg(&a).arg(&b).output().unwrap();
+    assert!(
+        out.status.success(),
+        "two_copies failed:\n{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
