@@ -5,10 +5,14 @@ use crate::error::{Error, Result};
 use cudarc::driver::CudaStream;
 use std::sync::Arc;
 
-/// 64-byte aligned storage, so any element type (up to 64-byte alignment) fits.
-#[derive(Clone, Copy, bytemuck::Zeroable)]
-#[repr(C, align(64))]
-struct Line([u8; 64]);
+/// Alignment of every host allocation, so any element type (up to 64-byte alignment) fits.
+const HOST_ALIGN: usize = 64;
+
+/// The unit host memory is allocated in. Its 16-byte alignment is what the system
+/// allocator serves from `calloc`, which leaves untouched pages unmapped; asking the
+/// allocator for 64-byte alignment directly would make it zero every page by hand (a
+/// terabyte request on an overcommitting machine would then be killed, not refused).
+type Word = u128;
 
 /// Pageable host memory from the Rust allocator, 64-byte aligned and zero-initialised.
 /// Needs no CUDA driver.
@@ -44,10 +48,25 @@ impl HostMemoryResource {
         if size == 0 {
             return Ok(Buffer::empty(MemoryKind::Host, None));
         }
-        let mut lines: Vec<Line> =
-            try_zeroed("HostMemoryResource::allocate_host", size.div_ceil(64))?;
-        let ptr = lines.as_mut_ptr() as u64;
-        Ok(Buffer::from_owned_host(ptr, size, lines.into_boxed_slice()))
+        const OP: &str = "HostMemoryResource::allocate_host";
+        let word = std::mem::size_of::<Word>();
+        // Slack of HOST_ALIGN - word bytes, so a 64-byte boundary lies inside with `size`
+        // bytes after it.
+        let words = size
+            .checked_add(HOST_ALIGN - word)
+            .map(|b| b.div_ceil(word))
+            .ok_or(Error::OutOfMemory {
+                op: OP,
+                bytes: size,
+            })?;
+        let mut storage: Vec<Word> = try_zeroed(OP, words)?;
+        let base = storage.as_mut_ptr() as usize;
+        let ptr = base.next_multiple_of(HOST_ALIGN) as u64;
+        Ok(Buffer::from_owned_host(
+            ptr,
+            size,
+            storage.into_boxed_slice(),
+        ))
     }
 }
 
