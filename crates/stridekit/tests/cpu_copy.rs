@@ -37,6 +37,7 @@ fn bytes_view(data: &[u8], layout: StridedLayout) -> StridedMemoryView<'_> {
     let u8_layout = StridedLayout::dense(&[data.len() as i64], 1, Order::C).unwrap();
     StridedMemoryView::from_slice_with_layout(data, u8_layout)
         .unwrap()
+        .without_dtype()
         .view(layout, None)
         .unwrap()
 }
@@ -45,6 +46,7 @@ fn bytes_view_mut(data: &mut [u8], layout: StridedLayout) -> StridedMemoryViewMu
     let u8_layout = StridedLayout::dense(&[data.len() as i64], 1, Order::C).unwrap();
     StridedMemoryViewMut::from_slice_mut(data, u8_layout)
         .unwrap()
+        .without_dtype()
         .into_view_mut(layout, None)
         .unwrap()
 }
@@ -107,6 +109,7 @@ fn rejections_before_any_work() {
             StridedLayout::dense(&[3, 4], 4, Order::C).unwrap(),
         )
         .unwrap()
+        .without_dtype()
         .into_view_mut(l2, None)
         .unwrap();
         let e = dst.copy_from(&src, None).unwrap_err().to_string();
@@ -249,6 +252,7 @@ fn copies_never_reinterpret_unless_asked() {
     // A view without a dtype copies bytes.
     let src_untyped = StridedMemoryView::from_slice(&ints, &[4])
         .unwrap()
+        .without_dtype()
         .view(l.clone(), None)
         .unwrap();
     let mut out = [0f32; 4];

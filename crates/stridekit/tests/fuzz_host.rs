@@ -44,7 +44,7 @@ proptest! {
         let Ok(dl) = StridedLayout::with_offset(&shape, &dstr[..nd], isz, doff) else { return Ok(()) };
         // The views see the bytes as u8 elements of `isz` bytes: the layouts carry isz.
         let src = StridedMemoryView::from_slice_with_layout(&src_bytes, StridedLayout::dense(&[src_bytes.len() as i64], 1, stridekit::Order::C).unwrap());
-        let src = match src.and_then(|v| v.view(sl.clone(), None)) {
+        let src = match src.and_then(|v| v.without_dtype().view(sl.clone(), None)) {
             Ok(v) => v,
             Err(_) => {
                 // Refused: the layout must really not fit.
@@ -55,7 +55,7 @@ proptest! {
         let whole = StridedLayout::dense(&[dst_bytes.len() as i64], 1, stridekit::Order::C).unwrap();
         let dst_fits = dl.volume() == 0 || (dl.min_offset() >= 0 && dl.required_size_in_bytes().is_ok_and(|n| n <= dst_bytes.len()));
         let result = StridedMemoryViewMut::from_slice_mut(&mut dst_bytes, whole)
-            .and_then(|v| v.into_view_mut(dl.clone(), None))
+            .and_then(|v| v.without_dtype().into_view_mut(dl.clone(), None))
             .and_then(|mut d| d.copy_from(&src, None));
         match result {
             Ok(()) => {

@@ -5,12 +5,15 @@ use super::*;
 
 impl<'a, A: Access> StridedMemoryViewBase<'a, A> {
     /// The same memory under another layout and dtype (validated), keeping the access.
+    /// `None` keeps the view's dtype: a dtype is only ever changed by naming the new one,
+    /// so typed reads of a relaid view never reinterpret by accident.
     fn relayout<B: Access>(
         &self,
         op: &'static str,
         layout: StridedLayout,
         dtype: Option<DType>,
     ) -> Result<StridedMemoryViewBase<'a, B>> {
+        let dtype = dtype.or(self.dtype);
         validate_layout(op, self.ptr, self.size, self.kind, &layout, dtype)?;
         Ok(self.with_parts(layout, dtype))
     }
@@ -41,6 +44,24 @@ impl<'a, A: Access> StridedMemoryViewBase<'a, A> {
         self.with_parts(self.layout.clone(), self.dtype)
     }
 
+    /// The same view with no dtype: typed reads then check only the element size, copies
+    /// only the itemsize, and exports describe the elements as unsigned integers of the
+    /// itemsize. The one way to drop a known dtype, so reading its bits as another type is
+    /// always asked for (relaying with `dtype: None` keeps the dtype).
+    ///
+    /// ```
+    /// use stridekit::StridedMemoryView;
+    /// let data = [1.0f32, -2.0];
+    /// let v = StridedMemoryView::from_slice(&data, &[2])?;
+    /// assert!(v.to_vec::<u32>().is_err());
+    /// assert_eq!(v.without_dtype().to_vec::<u32>()?, [0x3f80_0000, 0xc000_0000]);
+    /// # Ok::<(), stridekit::Error>(())
+    /// ```
+    pub fn without_dtype(mut self) -> Self {
+        self.dtype = None;
+        self
+    }
+
     /// A read-only view of the whole view; a writable `self` cannot write while it lives.
     pub fn as_view(&self) -> StridedMemoryView<'_> {
         self.duplicate()
@@ -50,6 +71,17 @@ impl<'a, A: Access> StridedMemoryViewBase<'a, A> {
 impl<'a> StridedMemoryView<'a> {
     /// A new read-only view of the same memory with another layout and dtype, validated
     /// like the constructors; it lives as long as the memory (not only as `self`).
+    /// `dtype: None` keeps this view's dtype (as cuda.core's `view(dtype=None)` does).
+    ///
+    /// ```
+    /// use stridekit::{s, DType, StridedMemoryView};
+    /// let data: Vec<f32> = (0..12).map(|i| i as f32).collect();
+    /// let v = StridedMemoryView::from_slice(&data, &[3, 4])?;
+    /// let rows = v.view(v.layout().sliced(s![1..])?, None)?;
+    /// assert_eq!(rows.dtype(), Some(DType::F32));             // kept
+    /// assert!(rows.as_slice::<u32>().is_err());               // so no silent reinterpretation
+    /// # Ok::<(), stridekit::Error>(())
+    /// ```
     pub fn view(&self, layout: StridedLayout, dtype: Option<DType>) -> Result<Self> {
         self.relayout("StridedMemoryView::view", layout, dtype)
     }
@@ -57,7 +89,8 @@ impl<'a> StridedMemoryView<'a> {
 
 impl<'a> StridedMemoryViewMut<'a> {
     /// A read-only view of the same memory with another layout and dtype, validated like
-    /// the constructors; `self` cannot write while it lives.
+    /// the constructors; `self` cannot write while it lives. `dtype: None` keeps this
+    /// view's dtype.
     pub fn view(
         &self,
         layout: StridedLayout,
@@ -67,7 +100,8 @@ impl<'a> StridedMemoryViewMut<'a> {
     }
 
     /// A writable view of the same memory with another layout and dtype, borrowing `self`
-    /// mutably (a reborrow: `self` is usable again once it is gone).
+    /// mutably (a reborrow: `self` is usable again once it is gone). `dtype: None` keeps
+    /// this view's dtype.
     pub fn view_mut(
         &mut self,
         layout: StridedLayout,
