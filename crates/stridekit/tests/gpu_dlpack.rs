@@ -66,6 +66,7 @@ fn device_pinned_and_managed_memory_go_out_and_come_back() {
             let u8l = StridedLayout::dense(&[host.len() as i64], 1, Order::C).unwrap();
             let mut dst = StridedMemoryViewMut::from_slice_mut(&mut host, u8l)
                 .unwrap()
+                .without_dtype()
                 .into_view_mut(out_l.clone(), None)
                 .unwrap();
             dst.copy_from(&back, Some(&stream)).unwrap();
@@ -113,6 +114,7 @@ fn a_transposing_copy_between_two_imported_device_tensors() {
         let hl = StridedLayout::dense(&[got.len() as i64], 1, Order::C).unwrap();
         let mut h = StridedMemoryViewMut::from_slice_mut(&mut got, hl).unwrap();
         let raw = out
+            .without_dtype()
             .view(
                 StridedLayout::dense(&[poison.len() as i64], 1, Order::C).unwrap(),
                 None,
