@@ -270,6 +270,19 @@ fn describe(op: &'static str, dl: &DLTensor) -> Result<(Option<crate::DType>, St
                 ),
             )
         })?;
+    // Layouts address bytes with signed 64-bit offsets, and no process maps memory at or
+    // above 2^63: a first element there is a corrupt byte_offset, not memory.
+    if first > i64::MAX as u64 {
+        return Err(invalid(
+            op,
+            format!(
+                "data {:p} + byte_offset {} = {first:#x} lies beyond the highest address a layout can reach ({:#x})",
+                dl.data,
+                dl.byte_offset,
+                i64::MAX
+            ),
+        ));
+    }
     Ok((dtype, layout, first))
 }
 

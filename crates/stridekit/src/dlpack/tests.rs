@@ -358,6 +358,8 @@ fn rejections_release_the_tensor_and_say_why() {
         ({ let mut s = base.clone(); s.ndim = Some(-1); s }, "ndim -1"),
         ({ let mut s = base.clone(); s.device.device_type = DLDeviceType::ROCM; s }, "device type 10 (ROCM) is not one stridekit can reach"),
         ({ let mut s = base.clone(); s.shape = vec![2, -3]; s }, "-3"),
+        ({ let mut s = base.clone(); s.byte_offset = (1 << 63) + 4; s }, "beyond the highest address a layout can reach"),
+        ({ let mut s = base.clone(); s.byte_offset = u64::MAX - 2; s }, "overflows the address space"),
     ];
     for (s, words) in cases {
         let (r, n) = s.import();
