@@ -63,32 +63,6 @@ fn numpy_dtype(py: Python<'_>, d: DType) -> PyResult<Py<PyAny>> {
     }
 }
 
-/// The dtype of an array-interface type string (`'<f4'`, `'|b1'`, ...): a known dtype,
-/// or none with the itemsize.
-pub(crate) fn from_typestr(t: &str) -> (Option<DType>, usize) {
-    let b = t.as_bytes();
-    let kind = b.get(1).copied().unwrap_or(b'V');
-    let size: usize = t.get(2..).and_then(|s| s.parse().ok()).unwrap_or(0);
-    let d = match (kind, size) {
-        (b'b', 1) => Some(DType::Bool),
-        (b'i', 1) => Some(DType::I8),
-        (b'i', 2) => Some(DType::I16),
-        (b'i', 4) => Some(DType::I32),
-        (b'i', 8) => Some(DType::I64),
-        (b'u', 1) => Some(DType::U8),
-        (b'u', 2) => Some(DType::U16),
-        (b'u', 4) => Some(DType::U32),
-        (b'u', 8) => Some(DType::U64),
-        (b'f', 2) => Some(DType::F16),
-        (b'f', 4) => Some(DType::F32),
-        (b'f', 8) => Some(DType::F64),
-        (b'c', 8) => Some(DType::Complex64),
-        (b'c', 16) => Some(DType::Complex128),
-        _ => None,
-    };
-    (d, size)
-}
-
 /// A dtype given as a `numpy.dtype`, a type, or a string; None stays None.
 pub(crate) fn from_py(obj: Option<&Bound<'_, PyAny>>) -> PyResult<Option<DType>> {
     let Some(o) = obj else { return Ok(None) };

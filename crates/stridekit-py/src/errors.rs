@@ -1,7 +1,8 @@
-//! Rust errors as Python exceptions: bad input is `ValueError`, the driver's failures are
+//! Rust errors as Python exceptions: bad input is `ValueError`, an element type that
+//! cannot be viewed (objects, foreign byte order) is `TypeError`, the driver's failures are
 //! `stridekit.CUDAError` (its `code` is the driver's status, or None).
 
-use pyo3::exceptions::{PyRuntimeError, PyValueError};
+use pyo3::exceptions::{PyRuntimeError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use stridekit::Error;
 
@@ -18,6 +19,7 @@ pub(crate) fn to_py(e: Error) -> PyErr {
     let code = match &e {
         Error::Driver { source, .. } => Some(source.0 as i64),
         Error::NoDriver { .. } | Error::NoDevice { .. } | Error::Unsupported { .. } => None,
+        Error::ElementType { .. } => return PyTypeError::new_err(msg),
         _ => return PyValueError::new_err(msg),
     };
     Python::attach(|py| {

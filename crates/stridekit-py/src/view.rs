@@ -189,6 +189,79 @@ fn exchange_view(
     Ok(Some(DynView::Writable(v)))
 }
 
+/// The DLPack view of `obj`, or None when it has no `__dlpack__`, or when its exporter
+/// refuses (BufferError: NumPy does for object and non-native byte-order arrays) and
+/// an array interface is there to say precisely what the array holds.
+fn dlpack_or_fallback(
+    obj: &Bound<'_, PyAny>,
+    sp: Option<i64>,
+) -> PyResult<Option<DynView<'static>>> {
+    if !obj.hasattr("__dlpack__")? {
+        return Ok(None);
+    }
+    match dlpack_view(obj, sp) {
+        Ok(v) => Ok(Some(v)),
+        Err(e)
+            if e.is_instance_of::<PyBufferError>(obj.py())
+                && (obj.hasattr("__cuda_array_interface__")?
+                    || obj.hasattr("__array_interface__")?) =>
+        {
+            Ok(None)
+        }
+        Err(e) => Err(e),
+    }
+}
+
+/// The interface's `version`: the CUDA Array Interface has versions 0 to 3, the array
+/// interface version 3; anything else (or none, for the CUDA one) is refused rather than
+/// read by guesswork.
+fn check_interface_version(iface: &Bound<'_, PyDict>, cuda: bool) -> PyResult<()> {
+    let name = if cuda {
+        "__cuda_array_interface__"
+    } else {
+        "__array_interface__"
+    };
+    let version: Option<i64> = match iface.get_item("version")? {
+        Some(v) if !v.is_none() => Some(v.extract().map_err(|_| {
+            PyValueError::new_err(format!("{name}: version {v} is not an integer"))
+        })?),
+        _ => None,
+    };
+    match (cuda, version) {
+        (true, Some(0..=3)) | (false, Some(3)) => Ok(()),
+        (_, Some(v)) => Err(PyValueError::new_err(format!(
+            "{name}: version {v} is not one stridekit reads ({})",
+            if cuda { "0 to 3" } else { "3" }
+        ))),
+        (true, None) => Err(PyValueError::new_err(format!(
+            "{name}: no version; the protocol requires one (0 to 3)"
+        ))),
+        // NumPy always sets it; hand-made dicts without one are read as version 3.
+        (false, None) => Ok(()),
+    }
+}
+
+/// Every field type in an array-interface `descr` (a list of `(name, typestr)`,
+/// `(name, typestr, shape)` or `(name, [nested descr])`), checked like the typestr:
+/// objects and foreign byte orders anywhere in a record refuse the whole array.
+fn check_descr(op: &'static str, descr: &Bound<'_, PyAny>) -> PyResult<()> {
+    let Ok(fields) = descr.downcast::<pyo3::types::PyList>() else {
+        return Ok(());
+    };
+    for field in fields.iter() {
+        let Ok(t) = field.downcast::<pyo3::types::PyTuple>() else {
+            continue;
+        };
+        let Ok(ty) = t.get_item(1) else { continue };
+        if let Ok(s) = ty.extract::<String>() {
+            stridekit::dtype_from_typestr(op, &s).py_err()?;
+        } else {
+            check_descr(op, &ty)?;
+        }
+    }
+    Ok(())
+}
+
 /// A view from an array-interface dict (`__cuda_array_interface__` or `__array_interface__`).
 fn interface_view(
     obj: &Bound<'_, PyAny>,
@@ -205,14 +278,15 @@ fn interface_view(
     let shape: Vec<i64> = get("shape")?
         .ok_or_else(|| PyValueError::new_err("the interface has no shape"))?
         .extract()?;
+    check_interface_version(iface, cuda)?;
     let typestr: String = get("typestr")?
         .ok_or_else(|| PyValueError::new_err("the interface has no typestr"))?
         .extract()?;
-    let (dt, itemsize) = dtype::from_typestr(&typestr);
-    if itemsize == 0 {
-        return Err(PyValueError::new_err(format!(
-            "typestr {typestr:?} has no item size"
-        )));
+    const OP: &str = "StridedMemoryView (array interface)";
+    let (dt, itemsize) = stridekit::dtype_from_typestr(OP, &typestr).py_err()?;
+    // A record type may hold objects in its fields: `descr` lists them.
+    if let Some(descr) = get("descr")? {
+        check_descr(OP, &descr)?;
     }
     let (ptr, readonly): (u64, bool) = get("data")?
         .ok_or_else(|| PyValueError::new_err("the interface has no data"))?
@@ -354,8 +428,8 @@ impl PyView {
         };
         let view = if let Some(v) = fast {
             v
-        } else if obj.hasattr("__dlpack__")? {
-            dlpack_view(obj, sp)?
+        } else if let Some(v) = dlpack_or_fallback(obj, sp)? {
+            v
         } else if let Ok(i) = obj.getattr("__cuda_array_interface__") {
             interface_view(obj, i.downcast::<PyDict>()?, true, sp)?
         } else if let Ok(i) = obj.getattr("__array_interface__") {

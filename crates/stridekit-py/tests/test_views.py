@@ -192,3 +192,64 @@ def test_read_only_views_never_leave_as_legacy_dlpack():
     with pytest.raises(ValueError, match="cannot be exported as legacy DLPack"):
         v.__dlpack__(max_version=None)
     assert np.from_dlpack(v).tobytes() == a.tobytes()
+
+
+class Iface:
+    """An object that offers only the array interface (no DLPack), holding the array."""
+
+    def __init__(self, a, **changes):
+        self.a = a
+        d = dict(a.__array_interface__)
+        d.update(changes)
+        self.__array_interface__ = d
+
+
+def test_typestrs_are_read_completely():
+    # Objects: their bytes are references; copying them uncounted would crash later.
+    objs = np.array([object(), "x", 3], dtype=object)
+    with pytest.raises(TypeError, match="Python objects"):
+        StridedMemoryView(Iface(objs))
+    with pytest.raises(TypeError, match="Python objects"):
+        StridedMemoryView(objs)  # NumPy's DLPack refuses; the interface says why
+    with pytest.raises(TypeError, match="Python objects"):
+        StridedMemoryView(Iface(np.zeros(2, np.int64), typestr="|O8"))
+    # Records with an object field anywhere, nested too.
+    rec = np.zeros(3, dtype=[("a", "<i4"), ("b", [("c", "O")])])
+    with pytest.raises(TypeError, match="Python objects"):
+        StridedMemoryView(Iface(rec))
+    # Foreign byte order: refused, never misread.
+    big = np.arange(4, dtype=">i4")
+    with pytest.raises(TypeError, match="misread"):
+        StridedMemoryView(Iface(big))
+    with pytest.raises(TypeError, match="misread"):
+        StridedMemoryView(big)
+    # Exact itemsizes: unicode is 4 bytes a character.
+    u = np.array(["abc", "de"], dtype="<U3")
+    v = StridedMemoryView(Iface(u))
+    assert (v.dtype, v.strides, v.shape) == (None, (1,), (2,))
+    assert v.layout.itemsize == 12
+    # Plain records have no dtype but keep their size.
+    r = np.zeros(3, dtype=[("a", "<i4"), ("b", "<f8")])
+    assert StridedMemoryView(Iface(r)).layout.itemsize == r.itemsize
+    for bad in ["<f", "<f0", "!f4", "<q4", ""]:
+        with pytest.raises(ValueError, match="typestr"):
+            StridedMemoryView(Iface(np.zeros(2, np.float32), typestr=bad))
+
+
+def test_interface_versions_are_checked():
+    a = np.zeros(4, np.float32)
+    assert StridedMemoryView(Iface(a, version=3)).shape == (4,)
+    for v in [2, 4, "3"]:
+        with pytest.raises(ValueError, match="version"):
+            StridedMemoryView(Iface(a, version=v))
+
+    class Cai:
+        def __init__(self, **d):
+            self.__cuda_array_interface__ = dict(
+                shape=(0,), typestr="<f4", data=(0, False), strides=None, **d
+            )
+
+    with pytest.raises(ValueError, match="no version"):
+        StridedMemoryView(Cai(), stream_ptr=-1)
+    with pytest.raises(ValueError, match="version 9"):
+        StridedMemoryView(Cai(version=9), stream_ptr=-1)

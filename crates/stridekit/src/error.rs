@@ -51,6 +51,16 @@ pub enum Error {
         /// The value and the rule it breaks.
         rule: String,
     },
+    /// An element type whose bytes cannot be viewed or copied as they are: Python objects
+    /// or other pointers (copying them would copy references without counting them), or
+    /// a byte order other than this machine's (reading it would give wrong values).
+    #[error("{op}: {rule}")]
+    ElementType {
+        /// The operation.
+        op: &'static str,
+        /// The type, and why it cannot be viewed.
+        rule: String,
+    },
     /// stridekit's own state is unusable: a lock poisoned by a panic in another thread.
     #[error("{op}: internal state unusable: {what}")]
     Internal {

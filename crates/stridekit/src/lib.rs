@@ -34,6 +34,7 @@ mod pointer;
 mod runtime;
 pub mod stream;
 pub mod tma;
+mod typestr;
 pub mod view;
 
 pub use copy::CopyOptions;
@@ -56,4 +57,5 @@ pub use stridekit_layout::{
     s, CopyPlan, CopyStep, LayoutError, Order, SliceArg, StridedLayout, TilePlan,
 };
 pub use tma::TensorMapDescriptor;
+pub use typestr::dtype_from_typestr;
 pub use view::{StridedMemoryView, StridedMemoryViewBase, StridedMemoryViewMut};

@@ -14,6 +14,7 @@ const LAYERS: &[&str] = &[
     "kernel_cache", // compiled kernels on disk
     "nvrtc",        // run-time compilation
     "dtype",        // element types
+    "typestr",      // array-interface type strings
     "pointer",      // what the driver knows of an address
     "stream",       // the one stream rule
     "peer",         // peer access
