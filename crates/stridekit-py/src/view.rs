@@ -189,9 +189,13 @@ fn exchange_view(
     Ok(Some(DynView::Writable(v)))
 }
 
-/// The DLPack view of `obj`, or None when it has no `__dlpack__`, or when its exporter
-/// refuses (BufferError: NumPy does for object and non-native byte-order arrays) and
-/// an array interface is there to say precisely what the array holds.
+/// The DLPack view of `obj`, or None (the caller then reads an array interface) when it
+/// has no `__dlpack__`; when its exporter refuses (BufferError: NumPy does for object and
+/// non-native byte-order arrays) and an array interface is there to say precisely what
+/// the array holds; or when the tensor it exports is refused (ValueError) and it also
+/// offers the CUDA Array Interface. CuPy's DLPack export divides negative byte strides
+/// as unsigned numbers (stride -16 bytes of float16 becomes 2^63 - 8 elements), which no
+/// layout accepts; its CUDA Array Interface carries the same strides correctly.
 fn dlpack_or_fallback(
     obj: &Bound<'_, PyAny>,
     sp: Option<i64>,
@@ -205,6 +209,12 @@ fn dlpack_or_fallback(
             if e.is_instance_of::<PyBufferError>(obj.py())
                 && (obj.hasattr("__cuda_array_interface__")?
                     || obj.hasattr("__array_interface__")?) =>
+        {
+            Ok(None)
+        }
+        Err(e)
+            if e.is_instance_of::<PyValueError>(obj.py())
+                && obj.hasattr("__cuda_array_interface__")? =>
         {
             Ok(None)
         }
@@ -301,7 +311,19 @@ fn interface_view(
     }
     .py_err()?;
     let owner = obj.clone().unbind();
-    let view = if readonly {
+    let view = if cuda && layout.volume() == 0 {
+        // No element, and often a null pointer that the driver cannot place: the CUDA
+        // Array Interface's memory is on the current device (0 when none is current).
+        let dev = stridekit::stream::current_device().py_err()?.unwrap_or(0);
+        let v =
+            StridedMemoryViewMut::empty_on(stridekit::MemoryKind::Device, Some(dev), layout, dt)
+                .py_err()?;
+        if readonly {
+            DynView::ReadOnly(v.into_read_only())
+        } else {
+            DynView::Writable(v)
+        }
+    } else if readonly {
         // SAFETY: the exporter vouches for the memory while `owner` lives.
         DynView::ReadOnly(
             unsafe { StridedMemoryView::from_foreign_span(ptr, &layout, dt, owner) }.py_err()?,

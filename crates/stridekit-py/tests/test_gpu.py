@@ -220,3 +220,43 @@ def test_jax_arrays_when_present():
     StridedMemoryView(out, -1).copy_from(v)
     torch.cuda.synchronize()
     assert out.cpu().numpy().tobytes() == np.asarray(x).tobytes()
+
+
+def rand_cupy(shape, dtype, seed):
+    n = int(np.prod(shape)) * np.dtype(dtype).itemsize
+    raw = np.random.default_rng(seed).integers(1, 255, n, dtype=np.uint8)
+    return cp.asarray(raw).view(dtype).reshape(shape)
+
+
+@pytest.mark.parametrize("dtype", ["int8", "float16", "float32", "float64", "complex128"])
+def test_cupy_negative_zero_and_broadcast_strides_both_protocols(dtype):
+    a = rand_cupy((6, 8), dtype, 3)
+    cases = [a[::-1], a[:, ::-2], a.T[::-1, 1:], a[2:5, 7:0:-3], cp.broadcast_to(a[1], (6, 8)), a[::-1][0]]
+    for x in cases:
+        isz = x.itemsize
+
+        class CAI:
+            __cuda_array_interface__ = x.__cuda_array_interface__
+
+        for obj in (x, CAI()):
+            v = StridedMemoryView(obj, stream_ptr=-1)
+            assert v.shape == x.shape and v.strides == tuple(s // isz for s in x.strides), (dtype, x.strides)
+            assert (v.device_id, v.is_device_accessible) == (0, True)
+            out = cp.empty(x.shape, dtype)
+            out.view(cp.uint8).fill(0xA5)  # poison
+            StridedMemoryView(out, -1).copy_from(v)
+            cp.cuda.Device().synchronize()
+            assert host_bytes(out) == host_bytes(x), (dtype, x.strides)
+        # And back out: CuPy reads a view of a flipped array through DLPack.
+        back = cp.from_dlpack(StridedMemoryView(x, stream_ptr=-1))
+        assert host_bytes(back) == host_bytes(x)
+
+
+def test_zero_size_device_arrays_keep_their_device():
+    for z in (cp.zeros((0, 4), cp.float32), torch.zeros((3, 0), device="cuda")):
+        class CAI:
+            __cuda_array_interface__ = z.__cuda_array_interface__
+
+        for obj in (z, CAI()):
+            v = StridedMemoryView(obj, stream_ptr=-1)
+            assert (v.device_id, v.is_device_accessible) == (0, True), type(obj)

@@ -253,3 +253,6 @@ def test_interface_versions_are_checked():
         StridedMemoryView(Cai(), stream_ptr=-1)
     with pytest.raises(ValueError, match="version 9"):
         StridedMemoryView(Cai(version=9), stream_ptr=-1)
+    # A zero-size CUDA array stays on a device (the current one; 0 when none is current).
+    z = StridedMemoryView(Cai(version=3), stream_ptr=-1)
+    assert (z.device_id, z.is_device_accessible, z.shape) == (0, True, (0,))

@@ -211,6 +211,30 @@ pub fn run_ordered<T>(
     }
 }
 
+/// The device of the calling thread's current context, or `None` when no context is
+/// current (or no driver is loaded). The CUDA Array Interface places memory on this
+/// device when the pointer cannot say (a zero-size array's null pointer).
+pub fn current_device() -> Result<Option<usize>> {
+    const OP: &str = "current_device";
+    if driver::ensure(OP).is_err() {
+        return Ok(None);
+    }
+    let mut ctx: types::CUcontext = std::ptr::null_mut();
+    // SAFETY: the driver is loaded (ensure); valid out-pointer.
+    check(OP, "cuCtxGetCurrent", unsafe {
+        driver::context::get_current(&mut ctx)
+    })?;
+    if ctx.is_null() {
+        return Ok(None);
+    }
+    let mut dev = 0;
+    // SAFETY: a context is current (checked above).
+    check(OP, "cuCtxGetDevice", unsafe {
+        driver::stream::current_device(&mut dev)
+    })?;
+    Ok(usize::try_from(dev).ok())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -83,3 +83,29 @@ fn a_writable_view_of_a_view_is_validated_like_a_new_one() {
         "{e}"
     );
 }
+
+#[test]
+fn empty_views_keep_where_their_memory_lives() {
+    use stridekit::{MemoryKind, StridedLayout, StridedMemoryView, StridedMemoryViewMut};
+    let l = StridedLayout::new(&[3, 0], &[1, 3], 8).unwrap();
+    let v = StridedMemoryView::empty_on(MemoryKind::Device, Some(1), l.clone(), None).unwrap();
+    assert_eq!(
+        (v.kind(), v.device_ordinal()),
+        (MemoryKind::Device, Some(1))
+    );
+    assert!(v.is_device_accessible() && !v.is_host_accessible());
+    assert_eq!(v.layout(), &l);
+    let w = StridedMemoryViewMut::empty_on(MemoryKind::Host, None, l, None).unwrap();
+    assert_eq!(w.kind(), MemoryKind::Host);
+    // Elements, or device memory with no device: refused.
+    let full = StridedLayout::new(&[2], &[1], 4).unwrap();
+    let e = StridedMemoryView::empty_on(MemoryKind::Host, None, full, None).unwrap_err();
+    assert!(e.to_string().contains("has 2 elements"), "{e}");
+    let z = StridedLayout::new(&[0], &[1], 4).unwrap();
+    assert!(StridedMemoryView::empty_on(MemoryKind::Device, None, z, None).is_err());
+    // Asking for the current device never fails for want of a driver or a context.
+    let cur = stridekit::stream::current_device().unwrap();
+    if !stridekit::cuda_available() {
+        assert_eq!(cur, None);
+    }
+}

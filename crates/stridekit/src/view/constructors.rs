@@ -284,6 +284,55 @@ impl StridedMemoryViewMut<'static> {
     }
 }
 
+impl<A: Access> StridedMemoryViewBase<'static, A> {
+    /// A view with no elements that still says where its memory lives (a zero-size
+    /// array of a GPU keeps its device). The layout must have volume 0.
+    ///
+    /// ```
+    /// use stridekit::{MemoryKind, StridedLayout, StridedMemoryView};
+    /// let l = StridedLayout::new(&[0, 4], &[4, 1], 4)?;
+    /// let v = StridedMemoryView::empty_on(MemoryKind::Device, Some(0), l, None)?;
+    /// assert_eq!((v.kind(), v.device_ordinal()), (MemoryKind::Device, Some(0)));
+    /// # Ok::<(), stridekit::Error>(())
+    /// ```
+    pub fn empty_on(
+        kind: MemoryKind,
+        device: Option<usize>,
+        layout: StridedLayout,
+        dtype: Option<DType>,
+    ) -> Result<Self> {
+        const OP: &str = "StridedMemoryView::empty_on";
+        if layout.volume() != 0 {
+            return Err(invalid(
+                OP,
+                format!(
+                    "layout {layout} has {} elements; an empty view has none",
+                    layout.volume()
+                ),
+            ));
+        }
+        if kind == MemoryKind::Device && device.is_none() {
+            return Err(invalid(
+                OP,
+                "device memory with no device: an empty device view names its device".to_string(),
+            ));
+        }
+        let buffer = Buffer::empty(kind, device);
+        Self::from_parts(
+            OP,
+            Parts {
+                ptr: 0,
+                size: 0,
+                kind,
+                device,
+                layout,
+                dtype,
+                backing: Backing::SharedBuffer(Arc::new(buffer)),
+            },
+        )
+    }
+}
+
 /// A view of foreign memory whose kind and device the driver reports.
 ///
 /// # Safety
