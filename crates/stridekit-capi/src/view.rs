@@ -254,6 +254,7 @@ pub unsafe extern "C" fn sk_view_from_dlpack(
             let _ = unsafe { take(tensor, versioned) };
         }
         non_null(OP, "out", out)?;
+        non_null(OP, "tensor", tensor as *const c_void)?;
         // SAFETY: the caller's promise.
         let t = unsafe { take(tensor, versioned) }?;
         let held = if t.flags().contains(dlpark::DlpackFlags::READ_ONLY) {

@@ -241,7 +241,8 @@ static void dlpack_both_ways(void) {
     bad->t.dl_tensor.dtype.code = kDLFloat; bad->t.dl_tensor.dtype.bits = 32; bad->t.dl_tensor.dtype.lanes = 4;
     EXPECT(sk_view_from_dlpack(&bad->t, true, &in), SK_ERR_INVALID);
     CHECK(deleted == 4);
-    EXPECT(sk_view_from_dlpack(NULL, true, &in), SK_ERR_INVALID);
+    EXPECT(sk_view_from_dlpack(NULL, true, &in), SK_ERR_NULL_POINTER);
+    EXPECT(sk_view_from_dlpack(NULL, false, &in), SK_ERR_NULL_POINTER);
 }
 
 /* A stale struct copy never reaches a later view: owners are ids, handed out once. */
