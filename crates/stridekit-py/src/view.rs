@@ -29,6 +29,9 @@ pub struct PyView {
     exporting_obj: Py<PyAny>,
     /// shape, strides and dtype as Python objects, made on first use.
     cache: std::sync::OnceLock<(Py<PyTuple>, Py<PyTuple>, Py<PyAny>)>,
+    /// Held by a copy into this view: copies into one view from several threads run one
+    /// at a time, while reads of its attributes go on.
+    copy_lock: std::sync::Mutex<()>,
 }
 
 /// Element 0's offset (in elements) from the view's base.
@@ -354,6 +357,7 @@ impl PyView {
             view,
             exporting_obj,
             cache: std::sync::OnceLock::new(),
+            copy_lock: std::sync::Mutex::new(()),
         }
     }
 
@@ -601,17 +605,27 @@ impl PyView {
             }
             return Ok(());
         }
+        // Shared borrows only: a copy never blocks attribute reads or another thread's
+        // copy from the same source; writers to one view take its copy lock.
         let src = other.downcast::<PyView>()?.borrow();
-        let mut me = slf.borrow_mut();
+        let me = slf.borrow();
         let s = stream::exchange(stream)?;
-        let Some(dst) = me.view.writable() else {
+        let DynView::Writable(dst_view) = &me.view else {
             return Err(PyValueError::new_err(
                 "copy: the destination view is read-only",
             ));
         };
         let from = src.read();
         let alloc = allocator.as_deref().map(|a| a.as_dyn());
+        let lock = &me.copy_lock;
         py.detach(|| {
+            // The lock guards no data (a unit), so a poisoned one is still a lock.
+            let _writer = lock
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            // SAFETY: the copy lock makes this the one writer of the memory through this
+            // view; Python has no aliasing rules (as in cuda.core).
+            let mut dst = unsafe { dst_view.writable_alias() };
             let opts = CopyOptions {
                 blocking,
                 allocator: alloc,

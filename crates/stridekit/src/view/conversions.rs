@@ -131,6 +131,19 @@ impl<'a> StridedMemoryViewMut<'a> {
         self.with_parts(self.layout.clone(), self.dtype)
     }
 
+    /// A second writable view of the same memory, from a shared borrow: for fronts whose
+    /// objects are shared between threads (Python), which serialise their writers
+    /// themselves and let attribute reads go on during a copy.
+    ///
+    /// # Safety
+    /// While the alias lives, nothing else writes the memory (the caller serialises its
+    /// writers) and nothing reads bytes the alias writes, except under the front's own
+    /// rules (Python's, where concurrent reads of memory being written are the caller's
+    /// affair, as in cuda.core).
+    pub unsafe fn writable_alias(&self) -> StridedMemoryViewMut<'a> {
+        self.with_parts(self.layout.clone(), self.dtype)
+    }
+
     /// Gives up writing: the same view, read-only (and then cloneable).
     pub fn into_read_only(self) -> StridedMemoryView<'a> {
         self.with_parts(self.layout.clone(), self.dtype)
