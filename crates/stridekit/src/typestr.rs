@@ -91,25 +91,23 @@ pub fn dtype_from_typestr(op: &'static str, typestr: &str) -> Result<(Option<DTy
             ),
         });
     }
-    let dtype = match (kind, itemsize) {
-        (b'b', 1) => Some(DType::Bool),
-        (b'i', 1) => Some(DType::I8),
-        (b'i', 2) => Some(DType::I16),
-        (b'i', 4) => Some(DType::I32),
-        (b'i', 8) => Some(DType::I64),
-        (b'u', 1) => Some(DType::U8),
-        (b'u', 2) => Some(DType::U16),
-        (b'u', 4) => Some(DType::U32),
-        (b'u', 8) => Some(DType::U64),
-        (b'f', 2) => Some(DType::F16),
-        (b'f', 4) => Some(DType::F32),
-        (b'f', 8) => Some(DType::F64),
-        (b'c', 8) => Some(DType::Complex64),
-        (b'c', 16) => Some(DType::Complex128),
-        // Wider or unusual numbers (long double, 128-bit ints), datetimes, strings and
-        // opaque records: plain bytes of a known size, no dtype.
-        (b'b' | b'i' | b'u' | b'f' | b'c' | b'm' | b'M' | b'S' | b'U' | b'V', _) => None,
+    // Numeric kinds map through the one dtype table (DLPack's codes); wider or unusual
+    // numbers (long double, 128-bit ints), datetimes, strings and opaque records are
+    // plain bytes of a known size, with no dtype.
+    use crate::dtype::dlpack_code as code;
+    let numeric = match kind {
+        b'b' => Some(code::BOOL),
+        b'i' => Some(code::INT),
+        b'u' => Some(code::UINT),
+        b'f' => Some(code::FLOAT),
+        b'c' => Some(code::COMPLEX),
+        b'm' | b'M' | b'S' | b'U' | b'V' => None,
         _ => return Err(malformed("has an unknown kind letter")),
+    };
+    let bits = itemsize.checked_mul(8).and_then(|b| u8::try_from(b).ok());
+    let dtype = match (numeric, bits) {
+        (Some(c), Some(bits)) => DType::from_dlpack(c, bits, 1),
+        _ => None,
     };
     Ok((dtype, itemsize))
 }

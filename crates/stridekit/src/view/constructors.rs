@@ -317,18 +317,13 @@ impl<A: Access> StridedMemoryViewBase<'static, A> {
                 "device memory with no device: an empty device view names its device".to_string(),
             ));
         }
-        let buffer = Buffer::empty(kind, device);
-        Self::from_parts(
+        let buffer = Arc::new(Buffer::empty(kind, device));
+        Self::over_buffer(
             OP,
-            Parts {
-                ptr: 0,
-                size: 0,
-                kind,
-                device,
-                layout,
-                dtype,
-                backing: Backing::SharedBuffer(Arc::new(buffer)),
-            },
+            &buffer.clone(),
+            Backing::SharedBuffer(buffer),
+            layout,
+            dtype,
         )
     }
 }
@@ -346,18 +341,12 @@ unsafe fn foreign<A: Access, O: Any + Send + Sync>(
     owner: O,
 ) -> Result<StridedMemoryViewBase<'static, A>> {
     // SAFETY: the caller's promise is the one from_handle needs.
-    let buffer = unsafe { Buffer::from_handle(ptr, size, owner)? };
-    let (kind, device) = (buffer.kind(), buffer.device_ordinal());
-    StridedMemoryViewBase::from_parts(
+    let buffer = Arc::new(unsafe { Buffer::from_handle(ptr, size, owner)? });
+    StridedMemoryViewBase::over_buffer(
         op,
-        Parts {
-            ptr,
-            size,
-            kind,
-            device,
-            layout,
-            dtype,
-            backing: Backing::SharedBuffer(Arc::new(buffer)),
-        },
+        &buffer.clone(),
+        Backing::SharedBuffer(buffer),
+        layout,
+        dtype,
     )
 }
