@@ -25,6 +25,20 @@ pub enum DType {
     Complex128,
     F8E4M3,
     F8E5M2,
+    /// Complex of two float16 (PyTorch's `complex32`/`chalf`).
+    Complex32,
+    /// FP8 E4M3 with IEEE infinities (ml_dtypes' `float8_e4m3`).
+    F8E4M3Ieee,
+    /// FP8 E3M4 (ml_dtypes' `float8_e3m4`).
+    F8E3M4,
+    /// FP8 E4M3, bias 11, finite, unsigned zero (ml_dtypes' `float8_e4m3b11fnuz`).
+    F8E4M3B11Fnuz,
+    /// FP8 E4M3, finite, unsigned zero (`float8_e4m3fnuz`).
+    F8E4M3Fnuz,
+    /// FP8 E5M2, finite, unsigned zero (`float8_e5m2fnuz`).
+    F8E5M2Fnuz,
+    /// FP8 E8M0, finite, no sign: a power-of-two scale (`float8_e8m0fnu`).
+    F8E8M0Fnu,
 }
 
 /// DLPack type codes (`DLDataTypeCode`).
@@ -45,9 +59,21 @@ pub mod dlpack_code {
     pub const FLOAT8_E4M3FN: u8 = 10;
     /// FP8 E5M2.
     pub const FLOAT8_E5M2: u8 = 12;
+    /// FP8 E3M4.
+    pub const FLOAT8_E3M4: u8 = 7;
+    /// FP8 E4M3 (IEEE-like, with infinities).
+    pub const FLOAT8_E4M3: u8 = 8;
+    /// FP8 E4M3, bias 11, finite, unsigned zero.
+    pub const FLOAT8_E4M3B11FNUZ: u8 = 9;
+    /// FP8 E4M3, finite, unsigned zero.
+    pub const FLOAT8_E4M3FNUZ: u8 = 11;
+    /// FP8 E5M2, finite, unsigned zero.
+    pub const FLOAT8_E5M2FNUZ: u8 = 13;
+    /// FP8 E8M0, finite, no sign.
+    pub const FLOAT8_E8M0FNU: u8 = 14;
 }
 
-const ALL: [DType; 17] = [
+const ALL: [DType; 24] = [
     DType::Bool,
     DType::I8,
     DType::I16,
@@ -65,6 +91,13 @@ const ALL: [DType; 17] = [
     DType::Complex128,
     DType::F8E4M3,
     DType::F8E5M2,
+    DType::Complex32,
+    DType::F8E4M3Ieee,
+    DType::F8E3M4,
+    DType::F8E4M3B11Fnuz,
+    DType::F8E4M3Fnuz,
+    DType::F8E5M2Fnuz,
+    DType::F8E8M0Fnu,
 ];
 
 impl DType {
@@ -99,6 +132,13 @@ impl DType {
             DType::Complex128 => (COMPLEX, 128),
             DType::F8E4M3 => (FLOAT8_E4M3FN, 8),
             DType::F8E5M2 => (FLOAT8_E5M2, 8),
+            DType::Complex32 => (COMPLEX, 32),
+            DType::F8E4M3Ieee => (FLOAT8_E4M3, 8),
+            DType::F8E3M4 => (FLOAT8_E3M4, 8),
+            DType::F8E4M3B11Fnuz => (FLOAT8_E4M3B11FNUZ, 8),
+            DType::F8E4M3Fnuz => (FLOAT8_E4M3FNUZ, 8),
+            DType::F8E5M2Fnuz => (FLOAT8_E5M2FNUZ, 8),
+            DType::F8E8M0Fnu => (FLOAT8_E8M0FNU, 8),
         };
         (code, bits, 1)
     }
@@ -122,6 +162,13 @@ impl DType {
                 | DType::Complex128
                 | DType::F8E4M3
                 | DType::F8E5M2
+                | DType::Complex32
+                | DType::F8E4M3Ieee
+                | DType::F8E3M4
+                | DType::F8E4M3B11Fnuz
+                | DType::F8E4M3Fnuz
+                | DType::F8E5M2Fnuz
+                | DType::F8E8M0Fnu
         )
     }
 }
@@ -196,5 +243,11 @@ mod tests {
         assert_eq!(DType::from_dlpack(2, 32, 4), None);
         assert_eq!(<half::bf16 as Element>::DTYPE, DType::BF16);
         assert!(DType::F8E5M2.is_floating() && !DType::Bool.is_floating());
+        // DLPack 1.1's codes for the narrow float kinds, and complex32 (two halves).
+        assert_eq!(DType::from_dlpack(5, 32, 1), Some(DType::Complex32));
+        assert_eq!(DType::from_dlpack(11, 8, 1), Some(DType::F8E4M3Fnuz));
+        assert_eq!(DType::from_dlpack(13, 8, 1), Some(DType::F8E5M2Fnuz));
+        assert_eq!(DType::from_dlpack(14, 8, 1), Some(DType::F8E8M0Fnu));
+        assert_eq!(DType::Complex32.itemsize(), 4);
     }
 }

@@ -139,14 +139,20 @@ fn a_device_type_that_contradicts_the_driver_is_refused() {
     });
     // SAFETY: a complete descriptor (only its device type lies, which is the point).
     let t = unsafe { init.finish() };
+    // A CUDA device type is taken at its word when the view is made (no driver call)
+    // and checked before the memory's first use: a copy, a host read, a descriptor.
     // SAFETY: nobody else touches the array.
-    let e = unsafe { StridedMemoryView::from_dlpack(t) }
-        .unwrap_err()
-        .to_string();
+    let v = unsafe { StridedMemoryView::from_dlpack(t) }.unwrap();
+    let e = first_use_error(&v, &stream);
     assert!(
         e.contains("declares device type 2 (CUDA)") && e.contains("pageable host memory"),
         "{e}"
     );
+    let tma =
+        stridekit::tma::TensorMapDescriptor::tiled(&v, &stridekit::tma::TiledOptions::new(&[16]))
+            .unwrap_err()
+            .to_string();
+    assert!(tma.contains("pageable host memory"), "{tma}");
     // A "CPU" tensor over device memory, and a CUDA tensor on the wrong device.
     let mr = DeviceMemoryResource::new(&dev).unwrap();
     let l = StridedLayout::dense(&[64], 4, Order::C).unwrap();
@@ -175,11 +181,30 @@ fn a_device_type_that_contradicts_the_driver_is_refused() {
             stridekit::DlpackTensor::from_raw_versioned(raw).unwrap()
         };
         // SAFETY: nobody else touches the buffer.
-        let e = unsafe { StridedMemoryView::from_dlpack(t) }
-            .unwrap_err()
-            .to_string();
+        let made = unsafe { StridedMemoryView::from_dlpack(t) };
+        let e = match (ty, made) {
+            // CPU tensors are checked when the view is made.
+            (DLDeviceType::CPU, made) => made.unwrap_err().to_string(),
+            (_, made) => first_use_error(&made.unwrap(), &stream),
+        };
         assert!(e.contains(words), "{e}");
     }
+}
+
+/// The error of a view's first use: a copy into host memory, after which a second copy
+/// fails the same way (a refused declaration is never cached as checked).
+fn first_use_error(
+    v: &StridedMemoryView<'_>,
+    stream: &std::sync::Arc<stridekit::CudaStream>,
+) -> String {
+    let mut host = vec![0u8; v.layout().volume() * v.layout().itemsize()];
+    let hl = StridedLayout::dense(v.shape(), v.layout().itemsize(), Order::C).unwrap();
+    let mut h = StridedMemoryViewMut::from_slice_mut(&mut host, hl).unwrap();
+    let raw = v.clone().without_dtype();
+    let e = h.copy_from(&raw, Some(stream)).unwrap_err().to_string();
+    let again = h.copy_from(&raw, Some(stream)).unwrap_err().to_string();
+    assert_eq!(e, again);
+    e
 }
 
 const SLOW: &str = r#"

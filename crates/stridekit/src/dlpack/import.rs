@@ -287,8 +287,9 @@ fn describe(op: &'static str, dl: &DLTensor) -> Result<(Option<crate::DType>, St
 }
 
 /// What a `DLTensor` describes, checked: the lowest byte its elements reach, the bytes
-/// from there, the memory's kind and device (checked against the driver), the layout
-/// moved to that base, and the dtype.
+/// from there, the memory's kind and device, the layout moved to that base, and the dtype.
+/// `claim` is set when the kind and device are the tensor's declaration, not yet checked
+/// against the driver (see [`Claim`]).
 pub(crate) struct Described {
     pub base: u64,
     pub size: usize,
@@ -296,15 +297,54 @@ pub(crate) struct Described {
     pub device: Option<usize>,
     pub layout: StridedLayout,
     pub dtype: Option<crate::DType>,
+    pub claim: Option<Claim>,
 }
 
-/// Checks and describes the memory of `dl`.
+/// A CUDA device type's declaration of where a tensor's memory is, taken at its word when
+/// the view is made and checked against the driver before the memory is first used (a
+/// copy, a host read, a descriptor): asking the driver about a pointer costs more than the
+/// rest of making a view, and views are often made only to read their shape. A view whose
+/// declaration is false fails its first use with the same error an eager check gives.
+#[derive(Debug)]
+pub(crate) struct Claim {
+    device: DLDevice,
+    checked: std::sync::atomic::AtomicBool,
+}
+
+impl Claim {
+    /// Checks the declaration once (later calls return at once when it held).
+    pub(crate) fn check(&self, op: &'static str, base: u64) -> Result<()> {
+        use std::sync::atomic::Ordering;
+        if self.checked.load(Ordering::Acquire) {
+            return Ok(());
+        }
+        locate(op, self.device, base, false)?;
+        self.checked.store(true, Ordering::Release);
+        Ok(())
+    }
+}
+
+/// Checks and describes the memory of `dl`. A non-empty tensor on a CUDA device type
+/// (CUDA, CUDA_HOST, CUDA_MANAGED) gets its declared kind and device and a [`Claim`] to
+/// check at first use; other tensors are checked against the driver now.
 pub(crate) fn describe_memory(op: &'static str, dl: &DLTensor) -> Result<Described> {
     let (dtype, layout, first) = describe(op, dl)?;
     // The base is the lowest byte any element reaches (negative strides reach below the
     // first element).
     let (base, size, layout) = span_at(op, first, &layout)?;
-    let (kind, device) = locate(op, dl.device, base, layout.volume() == 0)?;
+    let empty = layout.volume() == 0;
+    let deferred = !empty
+        && matches!(
+            dl.device.device_type,
+            DLDeviceType::CUDA | DLDeviceType::CUDAHOST | DLDeviceType::CUDAMANAGED
+        );
+    // With `empty`, `locate` checks only the declaration itself (a known device type, a
+    // device id >= 0) and asks the driver nothing.
+    let (kind, device) = locate(op, dl.device, base, empty || deferred)?;
+    let claim = deferred.then(|| Claim {
+        device: dl.device,
+        checked: Default::default(),
+    });
     Ok(Described {
         base,
         size,
@@ -312,5 +352,6 @@ pub(crate) fn describe_memory(op: &'static str, dl: &DLTensor) -> Result<Describ
         device,
         layout,
         dtype,
+        claim,
     })
 }

@@ -40,7 +40,7 @@ pub use dlpark::ffi::{
 pub use dlpark::DlpackFlags;
 pub(crate) use export::{export, ExportSpec};
 pub use import::DlpackTensor;
-pub(crate) use import::{describe_memory, Described};
+pub(crate) use import::{describe_memory, Claim, Described};
 
 /// The highest DLPack version stridekit produces and understands, (major, minor).
 pub const DLPACK_VERSION: (u32, u32) = (

@@ -246,14 +246,23 @@ fn imports_honour_strides_offsets_and_null_strides_for_every_dtype() {
 #[test]
 fn unknown_whole_byte_types_have_no_dtype_but_the_right_itemsize() {
     let mut s = spec(&[5], DType::U8);
+    // A code from a DLPack newer than stridekit knows.
     s.dtype = DLDataType {
-        code: DLDataTypeCode::FLOAT8_E3M4,
+        code: DLDataTypeCode(99),
         bits: 8,
         lanes: 1,
     };
     let (v, _) = s.import();
     let v = v.unwrap();
     assert_eq!((v.dtype(), v.layout().itemsize()), (None, 1));
+    // DLPack 1.1's narrow float kinds are named.
+    let mut s = spec(&[5], DType::U8);
+    s.dtype = DLDataType {
+        code: DLDataTypeCode::FLOAT8_E3M4,
+        bits: 8,
+        lanes: 1,
+    };
+    assert_eq!(s.import().0.unwrap().dtype(), Some(DType::F8E3M4));
     let mut s = spec(&[2], DType::U64);
     s.dtype = DLDataType {
         code: DLDataTypeCode::OPAQUEHANDLE,

@@ -97,6 +97,7 @@ impl<'a> TensorMapDescriptor<'a> {
     /// The descriptor of `view`, for a lifetime the public constructors tie to a borrow.
     fn build<'x>(view: &StridedMemoryView<'_>, kind: Kind<'_>) -> Result<TensorMapDescriptor<'x>> {
         let op = kind.op();
+        view.check_claim(op)?;
         let device = device_of(op, view)?;
         let cc = Runtime::get(op, device)?.compute_capability(op)?;
         let encoding = encode(
@@ -141,6 +142,7 @@ impl<'a> TensorMapDescriptor<'a> {
     /// itemsize, live on the same device, and meet the same alignment rules.
     pub fn replace_address(&mut self, view: &'a StridedMemoryView<'_>) -> Result<()> {
         const OP: &str = "TensorMapDescriptor::replace_address";
+        view.check_claim(OP)?;
         let device = device_of(OP, view)?;
         if device != self.device {
             return Err(invalid(

@@ -51,7 +51,17 @@ impl TensorMapDataType {
     pub fn for_dtype(d: DType) -> Option<Self> {
         use TensorMapDataType::*;
         Some(match d {
-            DType::Bool | DType::U8 | DType::I8 | DType::F8E4M3 | DType::F8E5M2 => U8,
+            DType::Bool
+            | DType::U8
+            | DType::I8
+            | DType::F8E4M3
+            | DType::F8E5M2
+            | DType::F8E4M3Ieee
+            | DType::F8E3M4
+            | DType::F8E4M3B11Fnuz
+            | DType::F8E4M3Fnuz
+            | DType::F8E5M2Fnuz
+            | DType::F8E8M0Fnu => U8,
             DType::U16 | DType::I16 => U16,
             DType::U32 => U32,
             DType::I32 => I32,

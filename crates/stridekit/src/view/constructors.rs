@@ -15,6 +15,7 @@ impl<'a, A: Access> StridedMemoryViewBase<'a, A> {
             layout: p.layout,
             dtype: p.dtype,
             backing: p.backing,
+            claim: p.claim.map(Arc::new),
             access: PhantomData,
         })
     }
@@ -36,6 +37,7 @@ impl<'a, A: Access> StridedMemoryViewBase<'a, A> {
                 layout,
                 dtype,
                 backing,
+                claim: None,
             },
         )
     }
@@ -56,6 +58,7 @@ impl<'a, A: Access> StridedMemoryViewBase<'a, A> {
                 layout,
                 dtype: Some(T::DTYPE),
                 backing,
+                claim: None,
             },
         )
     }

@@ -34,6 +34,7 @@ impl<'a, A: Access> StridedMemoryViewBase<'a, A> {
             layout,
             dtype,
             backing: self.backing.clone(),
+            claim: self.claim.clone(),
             access: PhantomData,
         }
     }

@@ -26,6 +26,7 @@ fn parts_of<'a, T: Element, S: DevicePtr<T>>(
         layout,
         dtype: Some(T::DTYPE),
         backing,
+        claim: None,
     }
 }
 

@@ -27,6 +27,7 @@ fn view_of<A: Access>(
             layout: d.layout,
             dtype: d.dtype,
             backing: backing(),
+            claim: d.claim,
         },
     )
 }

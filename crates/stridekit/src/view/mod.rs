@@ -93,6 +93,8 @@ pub struct StridedMemoryViewBase<'a, A: Access> {
     layout: StridedLayout,
     dtype: Option<DType>,
     backing: Backing<'a>,
+    /// A producer's declaration of the memory's kind, checked at first use.
+    claim: Option<Arc<crate::dlpack::Claim>>,
     access: PhantomData<A>,
 }
 
@@ -138,6 +140,7 @@ pub(crate) struct Parts<'a> {
     pub layout: StridedLayout,
     pub dtype: Option<DType>,
     pub backing: Backing<'a>,
+    pub claim: Option<crate::dlpack::Claim>,
 }
 
 impl<'a, A: Access> StridedMemoryViewBase<'a, A> {
@@ -220,8 +223,18 @@ impl<'a, A: Access> StridedMemoryViewBase<'a, A> {
         self.backing.pending()
     }
 
+    /// Checks a producer's declaration of where the memory is (a DLPack CUDA device
+    /// type, taken at its word when the view was made) before the memory is first used.
+    pub(crate) fn check_claim(&self, op: &'static str) -> Result<()> {
+        match &self.claim {
+            Some(c) => c.check(op, self.ptr),
+            None => Ok(()),
+        }
+    }
+
     /// The view as one side of a copy.
     pub(crate) fn operand(&self, op: &'static str) -> Result<crate::copy::Operand<'_>> {
+        self.check_claim(op)?;
         // SAFETY: a view's memory stays valid while the view lives (a borrow, an owner it
         // holds, or the promise of its `unsafe` constructor), and a writable view is the
         // one writer of it.
@@ -243,6 +256,7 @@ impl<'a, A: Access> StridedMemoryViewBase<'a, A> {
 
     /// The view's memory as a region (writable for a writable view).
     pub(crate) fn region(&self) -> Result<Region<'_>> {
+        self.check_claim("view")?;
         // SAFETY: a view's memory stays valid while the view lives (a borrow, an owner it
         // holds, or the promise of its `unsafe` constructor), and a writable view is the
         // one writer of it.

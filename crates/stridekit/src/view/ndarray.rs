@@ -72,6 +72,7 @@ fn host_parts<'a, T: Element>(ptr: u64, size: usize, layout: StridedLayout) -> P
         layout,
         dtype: Some(T::DTYPE),
         backing: Backing::Slice(PhantomData),
+        claim: None,
     }
 }
 

@@ -34,6 +34,7 @@ impl<'a, A: Access> StridedMemoryViewBase<'a, A> {
     /// Makes the CPU's reads of this view see every write queued on it: library copies
     /// on any stream, and (for pinned and managed memory) the device context's kernels.
     pub(crate) fn wait_for_host_access(&self, op: &'static str) -> Result<()> {
+        self.check_claim(op)?;
         if !self.is_host_accessible() {
             return Err(invalid(
                 op,
