@@ -46,16 +46,39 @@ pub(crate) fn to_numpy(py: Python<'_>, d: Option<DType>) -> PyResult<Py<PyAny>> 
     Ok(made)
 }
 
+/// The `ml_dtypes` name of a dtype NumPy lacks.
+fn ml_dtypes_name(d: DType) -> Option<&'static str> {
+    Some(match d {
+        DType::BF16 => "bfloat16",
+        DType::F8E4M3 => "float8_e4m3fn",
+        DType::F8E5M2 => "float8_e5m2",
+        DType::F8E4M3Ieee => "float8_e4m3",
+        DType::F8E3M4 => "float8_e3m4",
+        DType::F8E4M3B11Fnuz => "float8_e4m3b11fnuz",
+        DType::F8E4M3Fnuz => "float8_e4m3fnuz",
+        DType::F8E5M2Fnuz => "float8_e5m2fnuz",
+        DType::F8E8M0Fnu => "float8_e8m0fnu",
+        _ => return None,
+    })
+}
+
+/// complex32 (two float16) has no scalar type in NumPy or ml_dtypes: it is the record
+/// `[("real", float16), ("imag", float16)]`, which keeps both halves' meaning.
+fn complex32_fields() -> [(&'static str, &'static str); 2] {
+    [("real", "<f2"), ("imag", "<f2")]
+}
+
 fn numpy_dtype(py: Python<'_>, d: DType) -> PyResult<Py<PyAny>> {
     let np = py.import("numpy")?;
     if let Some(name) = numpy_name(d) {
         return Ok(np.call_method1("dtype", (name,))?.unbind());
     }
-    let ml = match d {
-        DType::BF16 => "bfloat16",
-        DType::F8E4M3 => "float8_e4m3fn",
-        DType::F8E5M2 => "float8_e5m2",
-        _ => return Ok(py.None()),
+    if d == DType::Complex32 {
+        let fields = pyo3::types::PyList::new(py, complex32_fields())?;
+        return Ok(np.call_method1("dtype", (fields,))?.unbind());
+    }
+    let Some(ml) = ml_dtypes_name(d) else {
+        return Ok(py.None());
     };
     match py.import("ml_dtypes") {
         Ok(m) => Ok(np.call_method1("dtype", (m.getattr(ml)?,))?.unbind()),
@@ -71,16 +94,26 @@ pub(crate) fn from_py(obj: Option<&Bound<'_, PyAny>>) -> PyResult<Option<DType>>
     }
     let py = o.py();
     let dt = py.import("numpy")?.call_method1("dtype", (o,))?;
+    if !dt.getattr("isnative")?.extract::<bool>()? {
+        return Err(pyo3::exceptions::PyTypeError::new_err(format!(
+            "dtype {} is in a foreign byte order; stridekit never reads values byte-swapped (use the native-order dtype)",
+            dt.str()?
+        )));
+    }
     let name: String = dt.getattr("name")?.extract()?;
-    let found = DType::all().iter().copied().find(|&d| {
-        numpy_name(d) == Some(name.as_str())
-            || matches!(
-                (d, name.as_str()),
-                (DType::BF16, "bfloat16")
-                    | (DType::F8E4M3, "float8_e4m3fn")
-                    | (DType::F8E5M2, "float8_e5m2")
-            )
-    });
+    if let Ok(descr) = dt.getattr("descr")?.extract::<Vec<(String, String)>>() {
+        let want: Vec<(String, String)> = complex32_fields()
+            .iter()
+            .map(|&(a, b)| (a.to_string(), b.to_string()))
+            .collect();
+        if descr == want {
+            return Ok(Some(DType::Complex32));
+        }
+    }
+    let found = DType::all()
+        .iter()
+        .copied()
+        .find(|&d| numpy_name(d).or(ml_dtypes_name(d)) == Some(name.as_str()));
     found.map(Some).ok_or_else(|| {
         pyo3::exceptions::PyTypeError::new_err(format!("dtype {name} has no stridekit equivalent"))
     })

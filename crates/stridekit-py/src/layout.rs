@@ -102,11 +102,15 @@ impl PyLayout {
         Ok(l.py_err()?.into())
     }
 
-    /// A dense layout in `order` ('C', 'F' or a permutation, outermost first).
+    /// A dense layout in `stride_order` ('C', 'F' or a permutation, outermost first).
     #[staticmethod]
-    #[pyo3(signature = (shape, itemsize, order = None))]
-    fn dense(shape: Vec<i64>, itemsize: usize, order: Option<&Bound<'_, PyAny>>) -> PyResult<Self> {
-        let o = match order {
+    #[pyo3(signature = (shape, itemsize, stride_order = None))]
+    fn dense(
+        shape: Vec<i64>,
+        itemsize: usize,
+        stride_order: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Self> {
+        let o = match stride_order {
             Some(o) => OrderArg::parse(o)?,
             None => OrderArg::Named('C'),
         };
@@ -115,11 +119,12 @@ impl PyLayout {
             .into())
     }
 
-    /// A dense layout with `other`'s shape and itemsize, in `order` ('K' keeps its stride order).
+    /// A dense layout with `other`'s shape and itemsize, in `stride_order` ('K' keeps
+    /// its stride order).
     #[staticmethod]
-    #[pyo3(signature = (other, order = None))]
-    fn dense_like(other: &PyLayout, order: Option<&Bound<'_, PyAny>>) -> PyResult<Self> {
-        let o = match order {
+    #[pyo3(signature = (other, stride_order = None))]
+    fn dense_like(other: &PyLayout, stride_order: Option<&Bound<'_, PyAny>>) -> PyResult<Self> {
+        let o = match stride_order {
             Some(o) => OrderArg::parse(o)?,
             None => OrderArg::Named('K'),
         };
@@ -211,18 +216,25 @@ impl PyLayout {
         Ok(self.inner.reshaped(&shape).py_err()?.into())
     }
 
-    fn permuted(&self, axes: Vec<i64>) -> PyResult<Self> {
-        Ok(self.inner.permuted(&axes).py_err()?.into())
+    /// The axes in `axis_order` (axis `axis_order[i]` becomes axis `i`).
+    fn permuted(&self, axis_order: Vec<i64>) -> PyResult<Self> {
+        Ok(self.inner.permuted(&axis_order).py_err()?.into())
     }
 
-    /// Merges axes `start..=end` (all by default), or the axes a `mask` names.
-    #[pyo3(signature = (start = None, end = None, mask = None))]
-    fn flattened(&self, start: Option<i64>, end: Option<i64>, mask: Option<u64>) -> PyResult<Self> {
+    /// Merges axes `start_axis..=end_axis` (all by default), or the axes a `mask` names.
+    #[pyo3(signature = (start_axis = None, end_axis = None, mask = None))]
+    fn flattened(
+        &self,
+        start_axis: Option<i64>,
+        end_axis: Option<i64>,
+        mask: Option<u64>,
+    ) -> PyResult<Self> {
+        let (start, end) = (start_axis, end_axis);
         let l = match (mask, start, end) {
             (Some(m), None, None) => self.inner.flattened_by_mask(m),
             (Some(_), _, _) => {
                 return Err(PyValueError::new_err(
-                    "flattened takes either start/end or mask, not both",
+                    "flattened takes either start_axis/end_axis or mask, not both",
                 ))
             }
             (None, None, None) => self.inner.flattened_all(),
@@ -235,10 +247,11 @@ impl PyLayout {
         self.inner.squeezed().into()
     }
 
-    fn unsqueezed(&self, axes: &Bound<'_, PyAny>) -> PyResult<Self> {
-        let axes: Vec<i64> = match axes.extract::<i64>() {
+    /// New extent-1 axes at the positions `axis` names (an int or a tuple).
+    fn unsqueezed(&self, axis: &Bound<'_, PyAny>) -> PyResult<Self> {
+        let axes: Vec<i64> = match axis.extract::<i64>() {
             Ok(a) => vec![a],
-            Err(_) => axes.extract()?,
+            Err(_) => axis.extract()?,
         };
         Ok(self.inner.unsqueezed(&axes).py_err()?.into())
     }
@@ -276,23 +289,29 @@ impl PyLayout {
             .py_err()
     }
 
-    /// A dense layout of the same shape in `order`.
-    #[pyo3(signature = (order = None))]
-    fn to_dense(&self, order: Option<&Bound<'_, PyAny>>) -> PyResult<Self> {
-        let o = match order {
+    /// A dense layout of the same shape in `stride_order`.
+    #[pyo3(signature = (stride_order = None))]
+    fn to_dense(&self, stride_order: Option<&Bound<'_, PyAny>>) -> PyResult<Self> {
+        let o = match stride_order {
             Some(o) => OrderArg::parse(o)?,
             None => OrderArg::Named('K'),
         };
         Ok(self.inner.to_dense(o.order()).py_err()?.into())
     }
 
-    /// `layout[1:3, ::-1, 2]`, as NumPy slices arrays.
-    fn __getitem__(&self, key: &Bound<'_, PyAny>) -> PyResult<Self> {
-        let args: Vec<SliceArg> = match key.downcast::<PyTuple>() {
+    /// `layout.sliced((slice(1, 3), slice(None, None, -1), 2))`: the layout of
+    /// `array[1:3, ::-1, 2]`, as NumPy slices arrays (also written `layout[1:3, ::-1, 2]`).
+    fn sliced(&self, slices: &Bound<'_, PyAny>) -> PyResult<Self> {
+        let args: Vec<SliceArg> = match slices.downcast::<PyTuple>() {
             Ok(t) => t.iter().map(|i| slice_arg(&i)).collect::<PyResult<_>>()?,
-            Err(_) => vec![slice_arg(key)?],
+            Err(_) => vec![slice_arg(slices)?],
         };
         Ok(self.inner.sliced(&args).py_err()?.into())
+    }
+
+    /// `layout[1:3, ::-1, 2]`: see [`sliced`](Self::sliced).
+    fn __getitem__(&self, key: &Bound<'_, PyAny>) -> PyResult<Self> {
+        self.sliced(key)
     }
 
     fn __repr__(&self) -> String {

@@ -4,6 +4,7 @@
 mod cview;
 mod dtype;
 mod errors;
+mod import;
 mod layout;
 mod memory;
 mod stream;
@@ -20,9 +21,9 @@ fn _stridekit(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<memory::PyBuffer>()?;
     m.add_class::<memory::PyMemoryResource>()?;
     m.add_class::<tma::PyTensorMap>()?;
-    m.add_function(wrap_pyfunction!(memory::device_memory_resource, m)?)?;
-    m.add_function(wrap_pyfunction!(memory::pinned_memory_resource, m)?)?;
-    m.add_function(wrap_pyfunction!(memory::managed_memory_resource, m)?)?;
+    m.add_class::<memory::PyDeviceMemoryResource>()?;
+    m.add_class::<memory::PyPinnedMemoryResource>()?;
+    m.add_class::<memory::PyManagedMemoryResource>()?;
     m.add_function(wrap_pyfunction!(memory::prefetch, m)?)?;
     m.add_function(wrap_pyfunction!(memory::discard, m)?)?;
     m.add_function(wrap_pyfunction!(memory::discard_prefetch, m)?)?;

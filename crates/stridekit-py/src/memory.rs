@@ -36,11 +36,38 @@ impl PyBuffer {
 
 #[pymethods]
 impl PyBuffer {
-    /// Wraps memory allocated elsewhere; `owner` is kept alive as long as the buffer.
-    /// The memory's kind and device are asked of the driver.
+    /// Wraps memory allocated elsewhere. `owner` is kept alive as long as the buffer;
+    /// or `mr`, an object with `deallocate(ptr, size, *, stream)`, gets the memory back
+    /// (ordered on `stream`) once the buffer and the GPU work queued on it are done. The
+    /// memory's kind and device are asked of the driver.
     #[staticmethod]
-    #[pyo3(signature = (ptr, size, owner = None))]
-    fn from_handle(ptr: u64, size: usize, owner: Option<Py<PyAny>>) -> PyResult<Self> {
+    #[pyo3(signature = (ptr, size, mr = None, owner = None, *, stream = None))]
+    fn from_handle(
+        py: Python<'_>,
+        ptr: &Bound<'_, PyAny>,
+        size: usize,
+        mr: Option<Py<PyAny>>,
+        owner: Option<Py<PyAny>>,
+        stream: Option<Py<PyAny>>,
+    ) -> PyResult<Self> {
+        let ptr: u64 = match ptr.extract() {
+            Ok(p) => p,
+            Err(_) => ptr.call_method0("__int__")?.extract()?,
+        };
+        let owner = match (mr, owner) {
+            (Some(_), Some(_)) => {
+                return Err(pyo3::exceptions::PyTypeError::new_err(
+                    "Buffer.from_handle: give mr or owner, not both",
+                ))
+            }
+            (Some(mr), None) => Some(
+                py.import("stridekit._owners")?
+                    .getattr("ReturnToResource")?
+                    .call1((mr, ptr, size, stream))?
+                    .unbind(),
+            ),
+            (None, owner) => owner,
+        };
         // SAFETY: Python callers vouch for foreign pointers, as with cuda.core's
         // Buffer.from_handle; `owner` (a Python object) keeps the memory alive.
         let b = unsafe { Buffer::from_handle(ptr, size, owner) }.py_err()?;
@@ -165,8 +192,8 @@ enum Which {
     Managed(ManagedMemoryResource),
 }
 
-/// A source of buffers on one device: its memory pool, pinned host memory, or managed
-/// memory.
+/// A source of buffers on one device: the base of `DeviceMemoryResource`,
+/// `PinnedMemoryResource` and `ManagedMemoryResource` (for `isinstance`).
 #[pyclass(name = "MemoryResource", module = "stridekit", subclass, frozen)]
 pub struct PyMemoryResource {
     which: Which,
@@ -220,37 +247,98 @@ impl PyMemoryResource {
     }
 }
 
+/// A device ordinal given as an int or as an object with `device_id` (a `Device`).
+fn ordinal(device: &Bound<'_, PyAny>) -> PyResult<usize> {
+    match device.extract::<usize>() {
+        Ok(d) => Ok(d),
+        Err(_) => device.getattr("device_id")?.extract(),
+    }
+}
+
+/// Options objects are cuda.core's way to tune its pools; stridekit's resources have
+/// none, so anything but None is refused rather than ignored.
+fn no_options(name: &str, options: Option<&Bound<'_, PyAny>>) -> PyResult<()> {
+    match options {
+        Some(o) if !o.is_none() => Err(pyo3::exceptions::PyTypeError::new_err(format!(
+            "{name}: options are not supported (stridekit's resources take none)"
+        ))),
+        _ => Ok(()),
+    }
+}
+
 /// The device's memory pool (stream-ordered allocations).
-#[pyfunction(name = "DeviceMemoryResource")]
-#[pyo3(signature = (device_id = 0))]
-pub(crate) fn device_memory_resource(device_id: usize) -> PyResult<PyMemoryResource> {
-    let dev = Device::open(device_id).py_err()?;
-    Ok(PyMemoryResource {
-        which: Which::Device(DeviceMemoryResource::new(&dev).py_err()?),
-        device: device_id,
-    })
+#[pyclass(name = "DeviceMemoryResource", module = "stridekit", extends = PyMemoryResource, frozen)]
+pub struct PyDeviceMemoryResource;
+
+#[pymethods]
+impl PyDeviceMemoryResource {
+    #[new]
+    #[pyo3(signature = (device_id, options = None))]
+    fn new(
+        device_id: &Bound<'_, PyAny>,
+        options: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<PyClassInitializer<Self>> {
+        no_options("DeviceMemoryResource", options)?;
+        let device = ordinal(device_id)?;
+        let dev = Device::open(device).py_err()?;
+        let base = PyMemoryResource {
+            which: Which::Device(DeviceMemoryResource::new(&dev).py_err()?),
+            device,
+        };
+        Ok(PyClassInitializer::from(base).add_subclass(PyDeviceMemoryResource))
+    }
 }
 
 /// Page-locked host memory, readable by the CPU and by kernels of every device.
-#[pyfunction(name = "PinnedMemoryResource")]
-#[pyo3(signature = (device_id = 0))]
-pub(crate) fn pinned_memory_resource(device_id: usize) -> PyResult<PyMemoryResource> {
-    let dev = Device::open(device_id).py_err()?;
-    Ok(PyMemoryResource {
-        which: Which::Pinned(PinnedMemoryResource::new(&dev)),
-        device: device_id,
-    })
+#[pyclass(name = "PinnedMemoryResource", module = "stridekit", extends = PyMemoryResource, frozen)]
+pub struct PyPinnedMemoryResource;
+
+#[pymethods]
+impl PyPinnedMemoryResource {
+    /// `device_id` picks the device whose context allocates (0 by default).
+    #[new]
+    #[pyo3(signature = (options = None, *, device_id = None))]
+    fn new(
+        options: Option<&Bound<'_, PyAny>>,
+        device_id: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<PyClassInitializer<Self>> {
+        no_options("PinnedMemoryResource", options)?;
+        let device = device_id.map(ordinal).transpose()?.unwrap_or(0);
+        let dev = Device::open(device).py_err()?;
+        let base = PyMemoryResource {
+            which: Which::Pinned(PinnedMemoryResource::new(&dev)),
+            device,
+        };
+        Ok(PyClassInitializer::from(base).add_subclass(PyPinnedMemoryResource))
+    }
 }
 
 /// Managed (unified) memory.
-#[pyfunction(name = "ManagedMemoryResource")]
-#[pyo3(signature = (device_id = 0))]
-pub(crate) fn managed_memory_resource(device_id: usize) -> PyResult<PyMemoryResource> {
-    let dev = Device::open(device_id).py_err()?;
-    Ok(PyMemoryResource {
-        which: Which::Managed(ManagedMemoryResource::new(&dev).py_err()?),
-        device: device_id,
-    })
+#[pyclass(name = "ManagedMemoryResource", module = "stridekit", extends = PyMemoryResource, frozen)]
+pub struct PyManagedMemoryResource;
+
+#[pymethods]
+impl PyManagedMemoryResource {
+    /// `device_id` picks the device whose context allocates (0 by default).
+    #[new]
+    #[pyo3(signature = (options = None, *, device_id = None))]
+    fn new(
+        options: Option<&Bound<'_, PyAny>>,
+        device_id: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<PyClassInitializer<Self>> {
+        no_options("ManagedMemoryResource", options)?;
+        let device = device_id.map(ordinal).transpose()?.unwrap_or(0);
+        let dev = Device::open(device).py_err()?;
+        let base = PyMemoryResource {
+            which: Which::Managed(ManagedMemoryResource::new(&dev).py_err()?),
+            device,
+        };
+        Ok(PyClassInitializer::from(base).add_subclass(PyManagedMemoryResource))
+    }
+    #[getter]
+    fn is_managed(&self) -> bool {
+        true
+    }
 }
 
 /// A location: a device ordinal (int), "host", or an object with `device_id` (a

@@ -68,6 +68,11 @@ pub(crate) fn order_after(
     consumer: StreamValue,
     device: usize,
 ) -> stridekit::Result<()> {
+    // One stream named twice is ordered with itself: no driver call (this is the common
+    // case of a view made on the producer's own current stream).
+    if producer == consumer {
+        return Ok(());
+    }
     if let (StreamOrder::On(p), StreamOrder::On(c)) =
         (order_of(producer, device)?, order_of(consumer, device)?)
     {

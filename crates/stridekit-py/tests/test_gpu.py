@@ -104,7 +104,7 @@ def test_views_export_to_torch_and_cupy_without_a_copy():
     assert c.data.ptr == buf.ptr and c.shape == (48, 64)
     torch.cuda.synchronize()
     assert float(c[5, 3]) == 3 * 48 + 5
-    ro = StridedMemoryView.from_buffer(buf, StridedLayout.dense((64 * 48,), 4), np.float32, is_readonly=True)
+    ro = StridedMemoryView.from_buffer(buf, StridedLayout.dense((64 * 48,), 4), dtype=np.float32, is_readonly=True)
     assert cp.from_dlpack(ro).shape == (64 * 48,)
 
 
@@ -151,14 +151,14 @@ def test_a_tma_descriptor_feeds_a_cupy_kernel():
 
 
 def test_managed_prefetch_and_a_copy_through_managed_memory():
-    mr = stridekit.ManagedMemoryResource(0)
+    mr = stridekit.ManagedMemoryResource(device_id=0)
     bufs = [mr.allocate(1 << 20) for _ in range(3)]
     s = torch.cuda.Stream()
     stridekit.prefetch(bufs[0], 0, stream=s)
     stridekit.prefetch(bufs, [0, "host", 0], stream=s.cuda_stream)
     stridekit.prefetch(bufs[1:], "host")
     s.synchronize()
-    v = StridedMemoryView.from_buffer(bufs[0], StridedLayout.dense((512, 512), 4), np.float32)
+    v = StridedMemoryView.from_buffer(bufs[0], (512, 512), dtype=np.float32)
     src = rand_torch((512, 512), torch.float32, 9)
     v.copy_from(StridedMemoryView(src.t(), -1), stream=s)
     s.synchronize()
@@ -185,7 +185,7 @@ def test_replace_address_points_a_descriptor_at_another_tensor():
 
 
 def test_managed_advice_and_discard_through_python():
-    mr = stridekit.ManagedMemoryResource(0)
+    mr = stridekit.ManagedMemoryResource(device_id=0)
     buf = mr.allocate(1 << 20)
     buf.read_mostly = True
     assert buf.read_mostly

@@ -1,0 +1,126 @@
+"""cuda.core's names and signatures: the snippets in snippets.py run against stridekit
+(here, on any machine) and, on a GPU with cuda.core installed, against cuda.core too,
+with the same results."""
+
+import sys
+from typing import Any
+
+import numpy as np
+import pytest
+
+import stridekit
+import stridekit.utils
+
+sys.path.insert(0, __import__("os").path.dirname(__file__))
+import snippets  # noqa: E402
+
+
+def test_cpu_snippets_give_cuda_cores_results() -> None:
+    got = snippets.cpu(stridekit)
+    assert got["array_interface"] == (True, (4, 3), (6, 2), "float32", 12, -1, False, False)
+    assert got["dlpack"] == (True, (4, 3), (6, 2), "float32")
+    assert got["any"] == ((4, 3), (6, 2), True)
+    assert got["zero_d"] == ((), None, 1)
+    assert got["readonly"] is True
+    assert got["view_dtype"] == ("int32", (4, 3), (6, 2))
+    assert got["layout"] == ((1, 2, 6), (6, 1, 2), (2, 3, 4), (1, 2, 3, 4), (1, -2, 6), (12, 4, 1),
+                             (1, 2, 6), "not C", 24, 96)
+    assert got["decorator"] == ("x", (2, 5))
+
+
+def test_utils_has_cuda_core_utils_names() -> None:
+    for name in ["StridedMemoryView", "args_viewable_as_strided_memory", "prefetch_batch",
+                 "discard_batch", "discard_prefetch_batch"]:
+        assert getattr(stridekit.utils, name) is getattr(stridekit, name)
+
+
+def test_single_protocol_constructors_refuse_other_protocols() -> None:
+    a = np.arange(6, dtype=np.int32)
+
+    class OnlyInterface:
+        __array_interface__ = a.__array_interface__
+
+    with pytest.raises(BufferError, match="DLPack"):
+        stridekit.StridedMemoryView.from_dlpack(OnlyInterface())
+    with pytest.raises(BufferError, match="CUDA Array Interface"):
+        stridekit.StridedMemoryView.from_cuda_array_interface(a)
+    with pytest.raises(BufferError, match="array interface"):
+        stridekit.StridedMemoryView.from_array_interface(object())
+    v = stridekit.StridedMemoryView.from_array_interface(OnlyInterface())
+    assert (v.shape, v.size, str(v.dtype)) == ((6,), 6, "int32")
+
+
+def test_from_buffer_takes_shape_strides_itemsize_and_dtype() -> None:
+    a = np.arange(24, dtype=np.float32)
+    buf = stridekit.Buffer.from_handle(a.ctypes.data, a.nbytes, owner=a)
+    v = stridekit.StridedMemoryView.from_buffer(buf, (4, 6), dtype=np.float32)
+    assert (v.shape, v.strides, str(v.dtype)) == ((4, 6), (6, 1), "float32")
+    t = stridekit.StridedMemoryView.from_buffer(buf, (6, 4), (1, 6), itemsize=4, is_readonly=True)
+    assert (t.shape, t.strides, t.dtype, t.readonly) == ((6, 4), (1, 6), None, True)
+    with pytest.raises(TypeError, match="itemsize or dtype"):
+        stridekit.StridedMemoryView.from_buffer(buf, (4, 6))
+    with pytest.raises(ValueError, match="itemsize 8 differs"):
+        stridekit.StridedMemoryView.from_buffer(buf, (4, 6), itemsize=8, dtype=np.float32)
+    with pytest.raises(ValueError):
+        stridekit.StridedMemoryView.from_buffer(buf, (5, 6), dtype=np.float32)  # too big
+
+
+def test_buffer_from_handle_returns_memory_to_its_resource() -> None:
+    freed = []
+
+    class Resource:
+        def deallocate(self, ptr: int, size: int, *, stream: Any) -> None:
+            freed.append((ptr, size, stream))
+
+    a = np.zeros(64, np.uint8)
+    b = stridekit.Buffer.from_handle(a.ctypes.data, 64, mr=Resource(), stream="s")
+    v = stridekit.StridedMemoryView.from_buffer(b, (64,), dtype=np.uint8)
+    del b
+    assert freed == []  # the view still holds the buffer
+    del v
+    import gc
+
+    gc.collect()
+    assert freed == [(a.ctypes.data, 64, "s")]
+    with pytest.raises(TypeError, match="mr or owner"):
+        stridekit.Buffer.from_handle(a.ctypes.data, 64, mr=Resource(), owner=a)
+    with pytest.raises(TypeError, match="deallocate"):
+        stridekit.Buffer.from_handle(a.ctypes.data, 64, mr=object())
+
+
+def test_tensor_map_options_are_checked_before_any_gpu_call() -> None:
+    v = stridekit.StridedMemoryView(np.zeros((64, 64), np.float32))
+    with pytest.raises(TypeError, match="not both"):
+        v.as_tensor_map((8, 8), options=stridekit.TensorMapDescriptorOptions(box_dim=(8, 8)))
+    with pytest.raises(TypeError, match="box_dim is required"):
+        v.as_tensor_map()
+    with pytest.raises(ValueError, match="swizzle value 7"):
+        v.as_tensor_map((8, 8), swizzle=7)
+    with pytest.raises(TypeError, match="must be a TensorMapSwizzle"):
+        stridekit.TensorMapDescriptorOptions(box_dim=(8, 8), swizzle=3)  # type: ignore[arg-type]
+    assert int(stridekit.TensorMapSwizzle.SWIZZLE_128B) == 3
+    assert int(stridekit.TensorMapDataType.BFLOAT16) == 9
+
+
+def test_memory_resources_are_classes() -> None:
+    for cls in (stridekit.DeviceMemoryResource, stridekit.PinnedMemoryResource,
+                stridekit.ManagedMemoryResource):
+        assert isinstance(cls, type) and issubclass(cls, stridekit.MemoryResource)
+    with pytest.raises(TypeError, match="options are not supported"):
+        stridekit.DeviceMemoryResource(0, options=object())
+
+
+def test_device_compares_with_ordinals_and_device_ids() -> None:
+    d = stridekit.Device(1)
+    assert d == 1 and d == stridekit.Device(1) and d != 0 and hash(d) == hash(1)
+    assert [10, 11][d] == 11
+
+
+def test_get_include_has_the_header_and_the_pxd() -> None:
+    import os
+
+    inc = stridekit.get_include()
+    for f in ("stridekit.h", "dlpack.h", "stridekit.pxd"):
+        assert os.path.isfile(os.path.join(inc, f)), f
+    with open(os.path.join(inc, "stridekit.h")) as h:
+        assert "typedef struct sk_view {" in h.read()
