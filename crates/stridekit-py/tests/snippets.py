@@ -42,7 +42,7 @@ def cpu(m: Any) -> Dict[str, Any]:
         lay.required_size_in_bytes(),
     )
 
-    @m.args_viewable_as_strided_memory((1,))
+    @m.args_viewable_as_strided_memory((1,))  # type: ignore[untyped-decorator]
     def my_func(arg0: Any, arg1: Any) -> Any:
         view = arg1.view(-1)
         assert isinstance(view, SMV)

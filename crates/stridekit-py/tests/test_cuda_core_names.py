@@ -95,7 +95,7 @@ def test_tensor_map_options_are_checked_before_any_gpu_call() -> None:
     with pytest.raises(TypeError, match="box_dim is required"):
         v.as_tensor_map()
     with pytest.raises(ValueError, match="swizzle value 7"):
-        v.as_tensor_map((8, 8), swizzle=7)
+        v.as_tensor_map((8, 8), swizzle=7)  # type: ignore[arg-type]
     with pytest.raises(TypeError, match="must be a TensorMapSwizzle"):
         stridekit.TensorMapDescriptorOptions(box_dim=(8, 8), swizzle=3)  # type: ignore[arg-type]
     assert int(stridekit.TensorMapSwizzle.SWIZZLE_128B) == 3
@@ -107,7 +107,7 @@ def test_memory_resources_are_classes() -> None:
                 stridekit.ManagedMemoryResource):
         assert isinstance(cls, type) and issubclass(cls, stridekit.MemoryResource)
     with pytest.raises(TypeError, match="options are not supported"):
-        stridekit.DeviceMemoryResource(0, options=object())
+        stridekit.DeviceMemoryResource(0, options=object())  # type: ignore[arg-type]
 
 
 def test_device_compares_with_ordinals_and_device_ids() -> None:

@@ -3,6 +3,7 @@ and transposed; copies between them both ways and through pinned host tensors; a
 still writing when the view is taken; a TMA descriptor used by a CuPy RawKernel; managed
 prefetch."""
 
+from typing import Any
 import numpy as np
 import pytest
 
@@ -10,15 +11,15 @@ import stridekit
 from stridekit import StridedLayout, StridedMemoryView
 
 pytestmark = pytest.mark.skipif(not stridekit.cuda_available, reason="needs a CUDA device")
-torch = pytest.importorskip("torch") if stridekit.cuda_available else None
-cp = pytest.importorskip("cupy") if stridekit.cuda_available else None
+torch: Any = pytest.importorskip("torch") if stridekit.cuda_available else None
+cp: Any = pytest.importorskip("cupy") if stridekit.cuda_available else None
 
 TORCH_DTYPES = [n for n in ["bool", "int8", "uint8", "int16", "int32", "int64", "float16", "bfloat16",
                             "float32", "float64", "complex64", "complex128", "uint16", "uint32", "uint64",
                             "float8_e4m3fn", "float8_e5m2"] if hasattr(torch, n)] if torch else []
 
 
-def rand_torch(shape, dtype, seed):
+def rand_torch(shape: Any, dtype: Any, seed: Any) -> Any:
     g = torch.Generator().manual_seed(seed)
     n = int(np.prod(shape)) * torch.empty((), dtype=dtype).element_size()
     raw = torch.randint(1, 255, (n,), dtype=torch.uint8, generator=g)
@@ -27,7 +28,7 @@ def rand_torch(shape, dtype, seed):
     return raw.view(dtype).reshape(shape).cuda()
 
 
-def host_bytes(t):
+def host_bytes(t: Any) -> Any:
     """The bytes of a tensor in logical (row-major) order."""
     if isinstance(t, torch.Tensor):
         return t.contiguous().cpu().view(torch.uint8).numpy().tobytes()
@@ -35,7 +36,7 @@ def host_bytes(t):
 
 
 @pytest.mark.parametrize("name", TORCH_DTYPES)
-def test_torch_tensors_of_every_dtype(name):
+def test_torch_tensors_of_every_dtype(name: Any) -> None:
     dtype = getattr(torch, name)
     t = rand_torch((8, 6, 4), dtype, 1)
     for x in (t, t.transpose(0, 2), t[1:7:2, ::2], t[:, 3]):
@@ -49,7 +50,7 @@ def test_torch_tensors_of_every_dtype(name):
         assert host_bytes(out) == host_bytes(x), name
 
 
-def test_torch_and_cupy_copy_both_ways_and_through_pinned_tensors():
+def test_torch_and_cupy_copy_both_ways_and_through_pinned_tensors() -> None:
     src = rand_torch((129, 67), torch.float32, 2)
     dst = cp.full((67, 129), -1, dtype=cp.float32).T  # a transposed CuPy destination
     StridedMemoryView(dst, -1).copy_from(StridedMemoryView(src, -1))
@@ -71,7 +72,7 @@ def test_torch_and_cupy_copy_both_ways_and_through_pinned_tensors():
     assert host_bytes(again) == host_bytes(src)
 
 
-def test_a_producer_still_writing_is_waited_for():
+def test_a_producer_still_writing_is_waited_for() -> None:
     n = 1 << 22
     for how in ("dlpack", "cai"):
         x = torch.zeros(n, device="cuda")
@@ -93,7 +94,7 @@ def test_a_producer_still_writing_is_waited_for():
         torch.cuda.synchronize()
 
 
-def test_views_export_to_torch_and_cupy_without_a_copy():
+def test_views_export_to_torch_and_cupy_without_a_copy() -> None:
     mr = stridekit.DeviceMemoryResource(0)
     buf = mr.allocate(64 * 48 * 4)
     v = StridedMemoryView.from_buffer(buf, StridedLayout.dense((64, 48), 4), dtype=np.float32)
@@ -134,7 +135,7 @@ extern "C" __global__ void tile(const __grid_constant__ TensorMap tmap, float* o
 """
 
 
-def test_a_tma_descriptor_feeds_a_cupy_kernel():
+def test_a_tma_descriptor_feeds_a_cupy_kernel() -> None:
     if cp.cuda.Device().compute_capability < "90":
         pytest.skip("TMA needs compute capability 9.0")
     a = cp.arange(256 * 128, dtype=cp.float32).reshape(256, 128)
@@ -150,7 +151,7 @@ def test_a_tma_descriptor_feeds_a_cupy_kernel():
         StridedMemoryView(a.T, -1).as_tensor_map([32, 32])
 
 
-def test_managed_prefetch_and_a_copy_through_managed_memory():
+def test_managed_prefetch_and_a_copy_through_managed_memory() -> None:
     mr = stridekit.ManagedMemoryResource(device_id=0)
     bufs = [mr.allocate(1 << 20) for _ in range(3)]
     s = torch.cuda.Stream()
@@ -169,7 +170,7 @@ def test_managed_prefetch_and_a_copy_through_managed_memory():
         stridekit.prefetch(bufs[0], "moon")
 
 
-def test_replace_address_points_a_descriptor_at_another_tensor():
+def test_replace_address_points_a_descriptor_at_another_tensor() -> None:
     a = cp.arange(256 * 128, dtype=cp.float32).reshape(256, 128)
     b = cp.arange(256 * 128, dtype=cp.float32).reshape(256, 128) * -1
     desc = StridedMemoryView(a, -1).as_tensor_map([32, 64])
@@ -184,7 +185,7 @@ def test_replace_address_points_a_descriptor_at_another_tensor():
     assert bool((out == b[0:32, 0:64].ravel()).all())
 
 
-def test_managed_advice_and_discard_through_python():
+def test_managed_advice_and_discard_through_python() -> None:
     mr = stridekit.ManagedMemoryResource(device_id=0)
     buf = mr.allocate(1 << 20)
     buf.read_mostly = True
@@ -209,7 +210,7 @@ def test_managed_advice_and_discard_through_python():
         stridekit.DeviceMemoryResource(0).allocate(64).read_mostly = True
 
 
-def test_jax_arrays_when_present():
+def test_jax_arrays_when_present() -> None:
     jax = pytest.importorskip("jax")
     jnp = jax.numpy
     x = jnp.arange(24, dtype=jnp.float32).reshape(4, 6)
@@ -222,14 +223,14 @@ def test_jax_arrays_when_present():
     assert out.cpu().numpy().tobytes() == np.asarray(x).tobytes()
 
 
-def rand_cupy(shape, dtype, seed):
+def rand_cupy(shape: Any, dtype: Any, seed: Any) -> Any:
     n = int(np.prod(shape)) * np.dtype(dtype).itemsize
     raw = np.random.default_rng(seed).integers(1, 255, n, dtype=np.uint8)
     return cp.asarray(raw).view(dtype).reshape(shape)
 
 
 @pytest.mark.parametrize("dtype", ["int8", "float16", "float32", "float64", "complex128"])
-def test_cupy_negative_zero_and_broadcast_strides_both_protocols(dtype):
+def test_cupy_negative_zero_and_broadcast_strides_both_protocols(dtype: Any) -> None:
     a = rand_cupy((6, 8), dtype, 3)
     cases = [a[::-1], a[:, ::-2], a.T[::-1, 1:], a[2:5, 7:0:-3], cp.broadcast_to(a[1], (6, 8)), a[::-1][0]]
     for x in cases:
@@ -252,7 +253,7 @@ def test_cupy_negative_zero_and_broadcast_strides_both_protocols(dtype):
         assert host_bytes(back) == host_bytes(x)
 
 
-def test_zero_size_device_arrays_keep_their_device():
+def test_zero_size_device_arrays_keep_their_device() -> None:
     for z in (cp.zeros((0, 4), cp.float32), torch.zeros((3, 0), device="cuda")):
         class CAI:
             __cuda_array_interface__ = z.__cuda_array_interface__

@@ -1,6 +1,7 @@
 """StridedLayout from Python: every recorded cuda.core case (errors included), and a live
 comparison with cuda.core's own class when cuda-core is installed."""
 
+from typing import Any
 import json
 import random
 
@@ -14,18 +15,18 @@ from stridekit import StridedLayout as L
 DELIBERATE = {"reshaped"}
 
 
-def build(base):
+def build(base: Any) -> Any:
     l = L(tuple(base["shape"]), tuple(base["strides"]), base["itemsize"], divide_strides=base.get("bytes", False))
     if base.get("pre") is not None:
         l = l[tuple(s if isinstance(s, int) else slice(*s) for s in base["pre"])]
     return l
 
 
-def as_dict(l):
+def as_dict(l: Any) -> Any:
     return {"shape": list(l.shape), "strides": list(l.strides), "itemsize": l.itemsize, "offset": l.slice_offset}
 
 
-def run(base, op, args):
+def run(base: Any, op: Any, args: Any) -> Any:
     if op == "dense":
         o = args["order"]
         return as_dict(L.dense(tuple(args["shape"]), args["itemsize"], o if isinstance(o, str) else tuple(o)))
@@ -80,12 +81,12 @@ def run(base, op, args):
     raise AssertionError(op)
 
 
-def cases():
+def cases() -> Any:
     with open(FIXTURE) as f:
         return [json.loads(line) for line in f]
 
 
-def test_every_recorded_cuda_core_case_replays():
+def test_every_recorded_cuda_core_case_replays() -> None:
     agree = differ = 0
     for c in cases():
         try:
@@ -100,7 +101,7 @@ def test_every_recorded_cuda_core_case_replays():
     assert differ <= 3 and agree > 5400, (agree, differ)
 
 
-def test_slicing_repr_and_errors():
+def test_slicing_repr_and_errors() -> None:
     l = L.dense((5, 3, 4), 2, "C")
     assert l.strides == (12, 4, 1)
     v = l[1:3, ::-1, 2]
@@ -116,12 +117,12 @@ def test_slicing_repr_and_errors():
     with pytest.raises(ValueError):
         L.dense((2, 2), 4, "Q")
     with pytest.raises(TypeError):
-        l["a"]
+        l["a"]  # type: ignore[index]
     with pytest.raises(ValueError):
         l.permuted((0, 0, 1))
 
 
-def test_live_against_cuda_core_when_installed():
+def test_live_against_cuda_core_when_installed() -> None:
     core = pytest.importorskip("cuda.core._layout")
     C = core._StridedLayout
     rng = random.Random(7)

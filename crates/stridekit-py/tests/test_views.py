@@ -1,6 +1,7 @@
 """StridedMemoryView over NumPy arrays (no GPU needed): every dtype, slices, copies into
 transposed and negative-stride arrays, DLPack both ways, the C view, every rejection."""
 
+from typing import Any
 import ctypes
 
 import numpy as np
@@ -13,14 +14,14 @@ DTYPES = [np.bool_, np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, 
           np.uint64, np.float16, np.float32, np.float64, np.complex64, np.complex128]
 
 
-def rand(shape, dtype, seed):
+def rand(shape: Any, dtype: Any, seed: Any) -> Any:
     rng = np.random.default_rng(seed)
     raw = rng.integers(1, 255, size=int(np.prod(shape)) * np.dtype(dtype).itemsize, dtype=np.uint8)
     return raw.view(dtype).reshape(shape)
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
-def test_views_of_every_dtype(dtype):
+def test_views_of_every_dtype(dtype: Any) -> None:
     a = rand((6, 5, 4), dtype, 1)
     v = StridedMemoryView(a, stream_ptr=-1)
     assert v.shape == (6, 5, 4)
@@ -37,7 +38,7 @@ def test_views_of_every_dtype(dtype):
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
-def test_copies_into_transposed_and_flipped_arrays(dtype):
+def test_copies_into_transposed_and_flipped_arrays(dtype: Any) -> None:
     src = rand((7, 9), dtype, 2)
     for make in (lambda: np.zeros((9, 7), dtype).T,
                  lambda: np.zeros((7, 9), dtype)[::-1, ::-1],
@@ -52,7 +53,7 @@ def test_copies_into_transposed_and_flipped_arrays(dtype):
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
-def test_dlpack_round_trips(dtype):
+def test_dlpack_round_trips(dtype: Any) -> None:
     a = rand((4, 6), dtype, 4)[:, ::-1]
     v = StridedMemoryView(a)
     b = np.from_dlpack(v)
@@ -63,7 +64,7 @@ def test_dlpack_round_trips(dtype):
     assert again.strides == v.strides
 
 
-def test_read_only_arrays_give_read_only_views():
+def test_read_only_arrays_give_read_only_views() -> None:
     a = np.arange(10, dtype=np.int32)
     a.flags.writeable = False
     v = StridedMemoryView(a)
@@ -74,7 +75,7 @@ def test_read_only_arrays_give_read_only_views():
     assert not b.flags.writeable
 
 
-def test_views_of_buffers_and_relayouts():
+def test_views_of_buffers_and_relayouts() -> None:
     a = np.arange(24, dtype=np.float32)
     buf = stridekit.Buffer.from_handle(a.ctypes.data, a.nbytes, owner=a)
     assert (buf.size, buf.memory_kind, buf.device_id) == (96, "host", -1)
@@ -100,7 +101,7 @@ class SkView(ctypes.Structure):
                 ("device_accessible", ctypes.c_bool), ("readonly", ctypes.c_bool), ("owner", ctypes.c_void_p)]
 
 
-def test_the_c_view_has_plain_fields():
+def test_the_c_view_has_plain_fields() -> None:
     a = np.zeros((3, 5), np.float64)[:, ::2]
     cap = StridedMemoryView(a).as_c_view()
     get = ctypes.pythonapi.PyCapsule_GetPointer
@@ -112,7 +113,7 @@ def test_the_c_view_has_plain_fields():
     del cap  # releases the C view
 
 
-def test_rejections():
+def test_rejections() -> None:
     with pytest.raises(BufferError):
         StridedMemoryView(object())
     v = StridedMemoryView(np.zeros((2, 3), np.float32))
@@ -129,14 +130,14 @@ def test_rejections():
     with pytest.raises(BufferError, match="not \\(2, 0\\)"):
         v.__dlpack__(dl_device=(2, 0))
     with pytest.raises(ValueError):
-        v.as_tensor_map([2, 2], swizzle=5)
+        v.as_tensor_map([2, 2], swizzle=5)  # type: ignore[arg-type]
     v.copy_from(v)  # onto itself: nothing to do
     bcast = np.broadcast_to(np.zeros(3, np.float32), (2, 3))
     with pytest.raises(ValueError, match="read-only|two elements|unique"):
         StridedMemoryView(np.zeros((2, 3), np.float32)).copy_to(StridedMemoryView(bcast))
 
 
-def test_gpu_calls_without_a_gpu_raise_cuda_error():
+def test_gpu_calls_without_a_gpu_raise_cuda_error() -> None:
     if stridekit.cuda_available:
         pytest.skip("a GPU is present")
     with pytest.raises(stridekit.CUDAError) as e:
@@ -144,17 +145,17 @@ def test_gpu_calls_without_a_gpu_raise_cuda_error():
     assert "no CUDA driver" in str(e.value) and e.value.code is None
 
 
-def test_the_decorator_hands_out_views():
+def test_the_decorator_hands_out_views() -> None:
     @stridekit.args_viewable_as_strided_memory((0, 2))
-    def f(x, scale, y):
+    def f(x: Any, scale: Any, y: Any) -> Any:
         return x.view(-1).shape, scale, y.view(-1).dtype
 
     assert f(np.zeros((2, 3)), 3, np.zeros(4, np.int16)) == ((2, 3), 3, np.dtype(np.int16))
     with pytest.raises(TypeError):
-        f(np.zeros(1), 2)
+        f(np.zeros(1), 2)  # type: ignore[call-arg]
 
 
-def test_copies_never_reinterpret_unless_bits_is_asked():
+def test_copies_never_reinterpret_unless_bits_is_asked() -> None:
     src = np.array([1, 2, 3, 0x3F800000], dtype=np.int32)
     out = np.zeros(4, dtype=np.float32)
     with pytest.raises(ValueError, match="the source is I32 and the destination F32"):
@@ -168,7 +169,7 @@ def test_copies_never_reinterpret_unless_bits_is_asked():
     assert not flags.any()
 
 
-def test_stream_values_follow_one_rule():
+def test_stream_values_follow_one_rule() -> None:
     a = np.arange(6, dtype=np.float32)
     with pytest.raises(ValueError, match="stream 0 is ambiguous"):
         StridedMemoryView(a, stream_ptr=0)
@@ -178,13 +179,13 @@ def test_stream_values_follow_one_rule():
     assert StridedMemoryView(a, stream_ptr=-1).shape == (6,)
 
     class NullStream:
-        def __cuda_stream__(self):
+        def __cuda_stream__(self: Any) -> Any:
             return (0, 0)
 
     assert StridedMemoryView(a, stream_ptr=NullStream()).shape == (6,)
 
 
-def test_read_only_views_never_leave_as_legacy_dlpack():
+def test_read_only_views_never_leave_as_legacy_dlpack() -> None:
     a = np.arange(6, dtype=np.float32)
     a.flags.writeable = False
     v = StridedMemoryView(a, -1)
@@ -197,14 +198,14 @@ def test_read_only_views_never_leave_as_legacy_dlpack():
 class Iface:
     """An object that offers only the array interface (no DLPack), holding the array."""
 
-    def __init__(self, a, **changes):
+    def __init__(self: Any, a: Any, **changes: Any) -> None:
         self.a = a
         d = dict(a.__array_interface__)
         d.update(changes)
         self.__array_interface__ = d
 
 
-def test_typestrs_are_read_completely():
+def test_typestrs_are_read_completely() -> None:
     # Objects: their bytes are references; copying them uncounted would crash later.
     objs = np.array([object(), "x", 3], dtype=object)
     with pytest.raises(TypeError, match="Python objects"):
@@ -236,7 +237,7 @@ def test_typestrs_are_read_completely():
             StridedMemoryView(Iface(np.zeros(2, np.float32), typestr=bad))
 
 
-def test_interface_versions_are_checked():
+def test_interface_versions_are_checked() -> None:
     a = np.zeros(4, np.float32)
     assert StridedMemoryView(Iface(a, version=3)).shape == (4,)
     for v in [2, 4, "3"]:
@@ -244,7 +245,7 @@ def test_interface_versions_are_checked():
             StridedMemoryView(Iface(a, version=v))
 
     class Cai:
-        def __init__(self, **d):
+        def __init__(self: Any, **d: Any) -> None:
             self.__cuda_array_interface__ = dict(
                 shape=(0,), typestr="<f4", data=(0, False), strides=None, **d
             )
@@ -258,7 +259,7 @@ def test_interface_versions_are_checked():
     assert (z.device_id, z.is_device_accessible, z.shape) == (0, True, (0,))
 
 
-def test_views_are_shared_between_threads():
+def test_views_are_shared_between_threads() -> None:
     import threading
 
     dst = np.zeros((256, 257), np.float64)
@@ -267,7 +268,7 @@ def test_views_are_shared_between_threads():
     errors = []
     start = threading.Barrier(6)
 
-    def copier(i):
+    def copier(i: Any) -> Any:
         try:
             start.wait()
             sv = StridedMemoryView(sources[i], stream_ptr=-1)
@@ -276,7 +277,7 @@ def test_views_are_shared_between_threads():
         except BaseException as e:  # a PanicException is a BaseException
             errors.append(e)
 
-    def reader():
+    def reader() -> Any:
         try:
             start.wait()
             for _ in range(2000):
