@@ -47,7 +47,7 @@ def host_times():
     sk = lambda: stridekit.StridedMemoryView(t, -1)  # noqa: E731
     v = sk()
     attrs = lambda v=v: (v.ptr, v.shape, v.strides, v.dtype)  # noqa: E731
-    tmap = lambda: v.as_tensor_map([64, 32], swizzle=128)  # noqa: E731
+    tmap = lambda: v.as_tensor_map([64, 32], swizzle=stridekit.TensorMapSwizzle.SWIZZLE_128B)  # noqa: E731
     core = cattrs = ctmap = None
     if CoreView is not None:
         mk = (lambda: CoreView.from_dlpack(t, stream_ptr=-1)) if hasattr(CoreView, "from_dlpack") else (lambda: CoreView(t, -1))

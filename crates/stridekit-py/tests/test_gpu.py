@@ -16,7 +16,8 @@ cp: Any = pytest.importorskip("cupy") if stridekit.cuda_available else None
 
 TORCH_DTYPES = [n for n in ["bool", "int8", "uint8", "int16", "int32", "int64", "float16", "bfloat16",
                             "float32", "float64", "complex64", "complex128", "uint16", "uint32", "uint64",
-                            "float8_e4m3fn", "float8_e5m2"] if hasattr(torch, n)] if torch else []
+                            "float8_e4m3fn", "float8_e5m2", "complex32", "float8_e4m3fnuz",
+                            "float8_e5m2fnuz", "float8_e8m0fnu"] if hasattr(torch, n)] if torch else []
 
 
 def rand_torch(shape: Any, dtype: Any, seed: Any) -> Any:
@@ -28,9 +29,16 @@ def rand_torch(shape: Any, dtype: Any, seed: Any) -> Any:
     return raw.view(dtype).reshape(shape).cuda()
 
 
+SAME_SIZE_INT = {1: "uint8", 2: "int16", 4: "int32", 8: "int64"} if torch else {}
+
+
 def host_bytes(t: Any) -> Any:
-    """The bytes of a tensor in logical (row-major) order."""
+    """The bytes of a tensor in logical (row-major) order (read as integers of the same
+    size, so no float kernel of the tensor's own type is needed)."""
     if isinstance(t, torch.Tensor):
+        size = t.element_size()
+        if size in SAME_SIZE_INT:
+            t = t.view(getattr(torch, SAME_SIZE_INT[size]))
         return t.contiguous().cpu().view(torch.uint8).numpy().tobytes()
     return cp.asnumpy(cp.ascontiguousarray(t)).tobytes()
 
@@ -42,6 +50,12 @@ def test_torch_tensors_of_every_dtype(name: Any) -> None:
     for x in (t, t.transpose(0, 2), t[1:7:2, ::2], t[:, 3]):
         v = StridedMemoryView(x, stream_ptr=torch.cuda.current_stream())
         assert v.ptr == x.data_ptr() and v.shape == tuple(x.shape) and v.strides == tuple(x.stride())
+        # Every PyTorch dtype has a name here (ml_dtypes' where NumPy has none).
+        assert v.dtype is not None and v.dtype.itemsize == x.element_size(), (name, v.dtype)
+        if name == "complex32":
+            assert v.dtype.names == ("real", "imag")
+        elif name.startswith(("float8", "bfloat")):
+            assert v.dtype.name == name, (name, v.dtype)
         assert (v.device_id, v.is_device_accessible, v.readonly) == (0, True, False)
         out = torch.empty(x.shape, dtype=dtype, device="cuda")
         out.view(torch.uint8).fill_(0xA5)  # poison
@@ -226,10 +240,13 @@ def test_jax_arrays_when_present() -> None:
 def rand_cupy(shape: Any, dtype: Any, seed: Any) -> Any:
     n = int(np.prod(shape)) * np.dtype(dtype).itemsize
     raw = np.random.default_rng(seed).integers(1, 255, n, dtype=np.uint8)
+    if np.dtype(dtype) == np.bool_:
+        raw = raw % 2  # only 0 and 1 are bools
     return cp.asarray(raw).view(dtype).reshape(shape)
 
 
-@pytest.mark.parametrize("dtype", ["int8", "float16", "float32", "float64", "complex128"])
+@pytest.mark.parametrize("dtype", ["bool", "int8", "uint8", "int16", "uint16", "int32", "uint32", "int64",
+                                   "uint64", "float16", "float32", "float64", "complex64", "complex128"])
 def test_cupy_negative_zero_and_broadcast_strides_both_protocols(dtype: Any) -> None:
     a = rand_cupy((6, 8), dtype, 3)
     cases = [a[::-1], a[:, ::-2], a.T[::-1, 1:], a[2:5, 7:0:-3], cp.broadcast_to(a[1], (6, 8)), a[::-1][0]]
@@ -261,3 +278,68 @@ def test_zero_size_device_arrays_keep_their_device() -> None:
         for obj in (z, CAI()):
             v = StridedMemoryView(obj, stream_ptr=-1)
             assert (v.device_id, v.is_device_accessible) == (0, True), type(obj)
+
+
+JAX_DTYPES = ["bool", "int8", "uint8", "int16", "int32", "uint32", "float16", "bfloat16", "float32",
+              "complex64", "float8_e4m3fn", "float8_e5m2", "float8_e4m3fnuz", "float8_e5m2fnuz",
+              "float8_e4m3b11fnuz"]
+
+
+@pytest.mark.parametrize("name", JAX_DTYPES)
+def test_jax_arrays_of_every_dtype_come_in_named_and_byte_exact(name: str) -> None:
+    jax = pytest.importorskip("jax")
+    jnp = jax.numpy
+    if not hasattr(jnp, name):
+        pytest.skip(f"this JAX has no {name}")
+    dt = np.dtype(getattr(jnp, name))
+    raw = np.random.default_rng(11).integers(1, 255, 7 * 5 * dt.itemsize, dtype=np.uint8)
+    if dt == np.bool_:
+        raw = raw % 2
+    host = raw.view(dt).reshape(7, 5)
+    x = jax.device_put(host, jax.devices("gpu")[0])
+    x.block_until_ready()
+    for obj in (x, x[1:6]):
+        v = StridedMemoryView(obj, -1)
+        assert v.dtype == dt and v.shape == obj.shape and v.device_id >= 0, (name, v.dtype)
+        out = np.full(obj.shape, 0x5A if dt.itemsize == 1 else 0x5A5A, f"u{dt.itemsize}").view(dt)
+        StridedMemoryView(out).copy_from(v)
+        assert out.tobytes() == np.asarray(obj).tobytes(), name
+
+
+def test_zero_d_arrays_have_no_strides() -> None:
+    for x in (torch.tensor(3.5, device="cuda"), cp.asarray(np.float32(2.0))):
+        v = StridedMemoryView(x, -1)
+        assert (v.shape, v.strides, v.size) == ((), None, 1)
+        out = torch.zeros((), device="cuda")
+        StridedMemoryView(out, -1).copy_from(v)
+        torch.cuda.synchronize()
+        assert out.item() in (3.5, 2.0)
+
+
+def test_cuda_core_snippets_give_the_same_results_on_both() -> None:
+    core = pytest.importorskip("cuda.core")
+    import sys as _sys
+    import os as _os
+
+    _sys.path.insert(0, _os.path.dirname(__file__))
+    import snippets
+
+    cu = importlib_names(core)
+    assert snippets.cpu(stridekit) == snippets.cpu(cu)
+    got, want = snippets.gpu(stridekit, core), snippets.gpu(cu, core)
+    assert got == want, (got, want)
+
+
+def importlib_names(core: Any) -> Any:
+    """cuda.core's names, gathered as ``from cuda.core import ...`` would give them."""
+    from types import SimpleNamespace
+    import cuda.core.utils as cu_utils
+
+    try:
+        from cuda.core._layout import _StridedLayout as layout
+    except ImportError:  # pragma: no cover
+        layout = None
+    names = {n: getattr(core, n) for n in dir(core) if not n.startswith("_")}
+    names.update({n: getattr(cu_utils, n) for n in dir(cu_utils) if not n.startswith("_")})
+    names["StridedLayout"] = layout
+    return SimpleNamespace(**names)
