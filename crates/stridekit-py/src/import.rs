@@ -56,22 +56,25 @@ fn take_capsule(cap: &Bound<'_, PyAny>) -> PyResult<DlpackTensor> {
 /// `__dlpack__` of `obj`, with the consumer stream the protocol wants for CUDA memory.
 fn dlpack_view(obj: &Bound<'_, PyAny>, stream_ptr: Option<i64>) -> PyResult<DynView<'static>> {
     let py = obj.py();
-    let (dev_type, _dev_id): (i32, i32) = obj.call_method0("__dlpack_device__")?.extract()?;
+    let (dev_type, _dev_id): (i32, i32) = obj
+        .call_method0(pyo3::intern!(py, "__dlpack_device__"))?
+        .extract()?;
     let on_gpu = matches!(dev_type, 2 | 13);
     let kwargs = PyDict::new(py);
     if on_gpu {
         // Passed as decoded by the one rule: -1 opts out of synchronisation, None and 1
         // are the legacy default stream (0 was refused before).
-        kwargs.set_item("stream", stream_ptr)?;
+        kwargs.set_item(pyo3::intern!(py, "stream"), stream_ptr)?;
     }
-    kwargs.set_item("max_version", (1, 3))?;
+    kwargs.set_item(pyo3::intern!(py, "max_version"), (1, 3))?;
     fn call<'py>(obj: &Bound<'py, PyAny>, kw: &Bound<'py, PyDict>) -> PyResult<Bound<'py, PyAny>> {
-        match obj.call_method("__dlpack__", (), Some(kw)) {
+        let name = pyo3::intern!(obj.py(), "__dlpack__");
+        match obj.call_method(name, (), Some(kw)) {
             Ok(c) => Ok(c),
             // Producers from before DLPack 1.0 take no max_version.
             Err(e) if e.is_instance_of::<PyTypeError>(obj.py()) => {
                 kw.del_item("max_version")?;
-                obj.call_method("__dlpack__", (), Some(kw))
+                obj.call_method(name, (), Some(kw))
             }
             Err(e) => Err(e),
         }
@@ -92,26 +95,60 @@ fn dlpack_view(obj: &Bound<'_, PyAny>, stream_ptr: Option<i64>) -> PyResult<DynV
     let read_only = t
         .flags()
         .contains(stridekit::dlpack::DlpackFlags::READ_ONLY);
-    py.detach(|| {
-        Ok::<_, stridekit::Error>(if read_only {
-            // SAFETY: the producer vouches for the memory; Python has no aliasing rules,
-            // so writes elsewhere are the caller's to order, as in cuda.core.
-            DynView::ReadOnly(unsafe { StridedMemoryView::from_dlpack(t) }?)
-        } else {
-            // SAFETY: as above.
-            DynView::Writable(unsafe { StridedMemoryViewMut::from_dlpack(t) }?)
-        })
+    // The GIL stays held: making a view asks the driver nothing for CUDA tensors (their
+    // device is checked at first use) and one short question for host ones.
+    Ok(if read_only {
+        // SAFETY: the producer vouches for the memory; Python has no aliasing rules,
+        // so writes elsewhere are the caller's to order, as in cuda.core.
+        DynView::ReadOnly(unsafe { StridedMemoryView::from_dlpack(t) }.py_err()?)
+    } else {
+        // SAFETY: as above.
+        DynView::Writable(unsafe { StridedMemoryViewMut::from_dlpack(t) }.py_err()?)
     })
-    .py_err()
 }
 
 const EXCHANGE: &CStr = c"dlpack_exchange_api";
 
 /// The DLPack C exchange API of `obj`'s type (`__dlpack_c_exchange_api__`), if it has one
-/// of DLPack major version 1.
+/// of DLPack major version 1. The answer is cached per type (the cache holds the type, so
+/// its address cannot be reused), so asking never raises and catches an AttributeError
+/// for types without one.
 fn exchange_api(obj: &Bound<'_, PyAny>) -> Option<&'static stridekit::dlpack::DLPackExchangeAPI> {
-    let name = pyo3::intern!(obj.py(), "__dlpack_c_exchange_api__");
-    let cap = obj.get_type().getattr(name).ok()?;
+    use pyo3::sync::PyOnceLock;
+    /// The table's address (0: none); the table is static and never written.
+    type Known = std::sync::Mutex<Vec<(Py<pyo3::types::PyType>, usize)>>;
+    /// Enough for every array type a process uses; beyond it, types are looked up afresh.
+    const MAX_TYPES: usize = 64;
+    static KNOWN: PyOnceLock<Known> = PyOnceLock::new();
+    let py = obj.py();
+    let ty = obj.get_type();
+    let known = KNOWN.get_or_init(py, Default::default);
+    let hit = known.lock().ok().and_then(|k| {
+        k.iter()
+            .find(|(t, _)| t.as_ptr() == ty.as_ptr())
+            .map(|&(_, a)| a)
+    });
+    let addr = match hit {
+        Some(a) => a,
+        None => {
+            let a = lookup_exchange_api(&ty).map_or(0, |api| api as *const _ as usize);
+            if let Ok(mut k) = known.lock() {
+                if k.len() < MAX_TYPES {
+                    k.push((ty.unbind(), a));
+                }
+            }
+            a
+        }
+    };
+    // SAFETY: a non-zero address is that of a producer's static API table (above).
+    unsafe { (addr as *const stridekit::dlpack::DLPackExchangeAPI).as_ref() }
+}
+
+fn lookup_exchange_api(
+    ty: &Bound<'_, pyo3::types::PyType>,
+) -> Option<&'static stridekit::dlpack::DLPackExchangeAPI> {
+    let name = pyo3::intern!(ty.py(), "__dlpack_c_exchange_api__");
+    let cap = ty.getattr(name).ok()?;
     // SAFETY: a live object; PyCapsule_IsValid accepts any object.
     if unsafe { ffi::PyCapsule_IsValid(cap.as_ptr(), EXCHANGE.as_ptr()) } != 1 {
         return None;
@@ -177,7 +214,7 @@ fn dlpack_or_fallback(
     obj: &Bound<'_, PyAny>,
     sp: Option<i64>,
 ) -> PyResult<Option<DynView<'static>>> {
-    if !obj.hasattr("__dlpack__")? {
+    if !obj.hasattr(pyo3::intern!(obj.py(), "__dlpack__"))? {
         return Ok(None);
     }
     match dlpack_view(obj, sp) {
@@ -338,7 +375,6 @@ fn interface_view(
     }
     Ok(view)
 }
-
 
 /// The protocols a view can be read through.
 #[derive(Clone, Copy, PartialEq, Eq)]

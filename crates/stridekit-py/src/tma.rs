@@ -5,8 +5,7 @@ use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
 use stridekit::tma::{
-    Interleave, L2Promotion, OobFill, Swizzle, TensorMapDataType, TensorMapDescriptor,
-    TiledOptions,
+    Interleave, L2Promotion, OobFill, Swizzle, TensorMapDataType, TensorMapDescriptor, TiledOptions,
 };
 use stridekit::view::MemoryOwner;
 use stridekit::StridedMemoryView;
@@ -81,12 +80,14 @@ pub(crate) struct TiledArgs<'a, 'py> {
 /// The CUDA value of an enum argument (an `IntEnum` member or an int); None for None.
 fn enum_value(name: &str, v: Option<&Bound<'_, PyAny>>) -> PyResult<Option<i64>> {
     match v {
-        Some(v) if !v.is_none() => v.extract::<i64>().map(Some).map_err(|_| {
-            PyTypeError::new_err(format!(
+        Some(v) if !v.is_none() => {
+            v.extract::<i64>().map(Some).map_err(|_| {
+                PyTypeError::new_err(format!(
                 "as_tensor_map: {name} must be a TensorMap enum member (or its int value), not {}",
                 v.get_type().name().map(|n| n.to_string()).unwrap_or_default()
             ))
-        }),
+            })
+        }
         _ => Ok(None),
     }
 }
@@ -121,12 +122,21 @@ fn data_type(v: &Bound<'_, PyAny>) -> PyResult<TensorMapDataType> {
 impl<'a, 'py> TiledArgs<'a, 'py> {
     /// Reads an options object (`TensorMapDescriptorOptions` or anything with its
     /// attributes); the keyword arguments must then be left out.
-    pub(crate) fn from_options(o: &Bound<'py, PyAny>, given: &TiledArgs<'_, '_>) -> PyResult<TiledOptions> {
+    pub(crate) fn from_options(
+        o: &Bound<'py, PyAny>,
+        given: &TiledArgs<'_, '_>,
+    ) -> PyResult<TiledOptions> {
         if given.box_dim.is_some()
             || given.element_strides.is_some()
-            || [given.data_type, given.interleave, given.swizzle, given.l2_promotion, given.oob_fill]
-                .iter()
-                .any(|a| a.is_some_and(|a| !a.is_none()))
+            || [
+                given.data_type,
+                given.interleave,
+                given.swizzle,
+                given.l2_promotion,
+                given.oob_fill,
+            ]
+            .iter()
+            .any(|a| a.is_some_and(|a| !a.is_none()))
         {
             return Err(PyTypeError::new_err(
                 "as_tensor_map: give options or the individual arguments, not both",
@@ -183,7 +193,11 @@ impl<'a, 'py> TiledArgs<'a, 'py> {
             Some(2) => L2Promotion::B128,
             Some(3) => L2Promotion::B256,
             Some(v) => {
-                return Err(out_of_range("l2_promotion", v, "TensorMapL2Promotion, 0 to 3"))
+                return Err(out_of_range(
+                    "l2_promotion",
+                    v,
+                    "TensorMapL2Promotion, 0 to 3",
+                ))
             }
         });
         o = o.oob_fill(match enum_value("oob_fill", self.oob_fill)? {

@@ -17,10 +17,15 @@ use stridekit::{CopyOptions, MemoryKind, StridedLayout, StridedMemoryView, Strid
 
 /// A strided view of another library's array (or of a `Buffer`): pointer, shape, strides,
 /// dtype, device; copies between any two views; DLPack export.
-#[pyclass(name = "StridedMemoryView", module = "stridekit")]
+#[pyclass(name = "StridedMemoryView", module = "stridekit", frozen)]
 pub struct PyView {
     pub(crate) view: DynView<'static>,
     exporting_obj: Py<PyAny>,
+    /// What the attribute getters return, computed once (a view never changes).
+    first: u64,
+    device_id: i32,
+    device_accessible: bool,
+    volume: usize,
     /// shape, strides and dtype as Python objects, made on first use.
     cache: std::sync::OnceLock<(Py<PyTuple>, Py<PyTuple>, Py<PyAny>)>,
     /// Held by a copy into this view: copies into one view from several threads run one
@@ -51,9 +56,22 @@ impl PyView {
     }
 
     fn of(view: DynView<'static>, exporting_obj: Py<PyAny>) -> Self {
+        let l = view.layout();
+        let first = view
+            .ptr()
+            .wrapping_add_signed(l.slice_offset() * l.itemsize() as i64);
+        let volume = l.volume();
+        let (device_id, device_accessible) = match &view {
+            DynView::ReadOnly(v) => (v.device_id(), v.is_device_accessible()),
+            DynView::Writable(v) => (v.device_id(), v.is_device_accessible()),
+        };
         PyView {
             view,
             exporting_obj,
+            first,
+            device_id,
+            device_accessible,
+            volume,
             cache: std::sync::OnceLock::new(),
             copy_lock: std::sync::Mutex::new(()),
         }
@@ -63,11 +81,11 @@ impl PyView {
         if let Some(c) = self.cache.get() {
             return Ok(c);
         }
-        let r = self.read();
+        let l = self.view.layout();
         let made = (
-            PyTuple::new(py, r.shape())?.unbind(),
-            PyTuple::new(py, r.layout().strides())?.unbind(),
-            dtype::to_numpy(py, r.dtype())?,
+            PyTuple::new(py, l.shape())?.unbind(),
+            PyTuple::new(py, l.strides())?.unbind(),
+            dtype::to_numpy(py, self.view.dtype())?,
         );
         Ok(self.cache.get_or_init(|| made))
     }
@@ -301,7 +319,7 @@ impl PyView {
     /// Address of element (0, ..., 0).
     #[getter]
     fn ptr(&self) -> u64 {
-        first_ptr(&self.read())
+        self.first
     }
     #[getter]
     fn shape(&self, py: Python<'_>) -> PyResult<Py<PyTuple>> {
@@ -310,7 +328,7 @@ impl PyView {
     /// Strides in elements (None for a 0-d view, which has none).
     #[getter]
     fn strides(&self, py: Python<'_>) -> PyResult<Option<Py<PyTuple>>> {
-        if self.read().layout().ndim() == 0 {
+        if self.view.layout().ndim() == 0 {
             return Ok(None);
         }
         Ok(Some(self.cached(py)?.1.clone_ref(py)))
@@ -318,7 +336,7 @@ impl PyView {
     /// The number of elements.
     #[getter]
     fn size(&self) -> usize {
-        self.read().layout().volume()
+        self.volume
     }
     #[getter]
     fn dtype(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
@@ -327,11 +345,11 @@ impl PyView {
     /// The device ordinal, -1 for memory that belongs to no device.
     #[getter]
     fn device_id(&self) -> i32 {
-        self.read().device_id()
+        self.device_id
     }
     #[getter]
     fn is_device_accessible(&self) -> bool {
-        self.read().is_device_accessible()
+        self.device_accessible
     }
     #[getter]
     fn readonly(&self) -> bool {

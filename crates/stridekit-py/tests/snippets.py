@@ -19,8 +19,10 @@ def cpu(m: Any) -> Dict[str, Any]:
     out["dlpack"] = (v.ptr == a.ctypes.data, v.shape, v.strides, str(v.dtype))
     v = SMV.from_any_interface(a, stream_ptr=-1)
     out["any"] = (v.shape, v.strides, v.exporting_obj is a)
-    z = SMV.from_array_interface(np.float64(3.0).reshape(()))
+    z = SMV.from_array_interface(np.array(3.0))
     out["zero_d"] = (z.shape, z.strides, z.size)
+    z = SMV.from_dlpack(np.array(3.0), stream_ptr=-1)
+    out["zero_d_dlpack"] = (z.shape, z.strides, z.size)
     ro = np.arange(6, dtype=np.int16)
     ro.flags.writeable = False
     out["readonly"] = SMV.from_array_interface(ro).readonly

@@ -325,9 +325,21 @@ def test_cuda_core_snippets_give_the_same_results_on_both() -> None:
     import snippets
 
     cu = importlib_names(core)
-    assert snippets.cpu(stridekit) == snippets.cpu(cu)
-    got, want = snippets.gpu(stridekit, core), snippets.gpu(cu, core)
-    assert got == want, (got, want)
+    for mine, theirs in ((snippets.cpu(stridekit), snippets.cpu(cu)),
+                         (snippets.gpu(stridekit, core), snippets.gpu(cu, core))):
+        for key in mine:
+            if key in DIFFERENT_ON_PURPOSE:
+                print(f"{key}: stridekit {mine[key]}, cuda.core {theirs[key]} ({DIFFERENT_ON_PURPOSE[key]})")
+                continue
+            assert mine[key] == theirs[key], (key, mine[key], theirs[key])
+
+
+#: Snippet results that differ from cuda.core 1.2 on purpose (README: "Differences from
+#: cuda.core"); everything else must match.
+DIFFERENT_ON_PURPOSE = {
+    "zero_d": "a 0-d view has no strides: None, as cuda.core's stubs type it",
+    "array_interface": "host memory belongs to no device: device_id -1, as cuda.core documents",
+}
 
 
 def importlib_names(core: Any) -> Any:

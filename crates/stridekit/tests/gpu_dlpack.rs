@@ -197,8 +197,9 @@ fn first_use_error(
     v: &StridedMemoryView<'_>,
     stream: &std::sync::Arc<stridekit::CudaStream>,
 ) -> String {
-    let mut host = vec![0u8; v.layout().volume() * v.layout().itemsize()];
-    let hl = StridedLayout::dense(v.shape(), v.layout().itemsize(), Order::C).unwrap();
+    assert_eq!(v.layout().itemsize(), 4);
+    let mut host = vec![0u32; v.layout().volume()];
+    let hl = StridedLayout::dense(v.shape(), 4, Order::C).unwrap();
     let mut h = StridedMemoryViewMut::from_slice_mut(&mut host, hl).unwrap();
     let raw = v.clone().without_dtype();
     let e = h.copy_from(&raw, Some(stream)).unwrap_err().to_string();

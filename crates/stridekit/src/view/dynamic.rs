@@ -22,6 +22,30 @@ impl<'a> DynView<'a> {
         }
     }
 
+    /// The layout, without making a view (cheap: a borrow).
+    pub fn layout(&self) -> &stridekit_layout::StridedLayout {
+        match self {
+            DynView::ReadOnly(v) => v.layout(),
+            DynView::Writable(v) => v.layout(),
+        }
+    }
+
+    /// The base address ([`ptr`](super::StridedMemoryViewBase::ptr)), without making a view.
+    pub fn ptr(&self) -> u64 {
+        match self {
+            DynView::ReadOnly(v) => v.ptr(),
+            DynView::Writable(v) => v.ptr(),
+        }
+    }
+
+    /// The dtype, without making a view.
+    pub fn dtype(&self) -> Option<crate::DType> {
+        match self {
+            DynView::ReadOnly(v) => v.dtype(),
+            DynView::Writable(v) => v.dtype(),
+        }
+    }
+
     /// Whether writes are refused.
     pub fn is_read_only(&self) -> bool {
         matches!(self, DynView::ReadOnly(_))
