@@ -5,7 +5,8 @@ cuda.core, in one process, on PyTorch and CuPy arrays.
 Run on the GPU machine with the stridekit wheel installed:
     python3 bench/py_view_bench.py [--json out.json]
 Each figure is the median over 31 batches of 2000 calls of host time per call (µs);
-the two libraries' batches alternate, so drift in the machine's speed hits both alike.
+the two libraries' batches alternate, so drift in the machine's speed hits both alike,
+and a first pass, discarded, warms the machine up.
 """
 import json
 import sys
@@ -69,6 +70,8 @@ def main():
     torch.cuda.synchronize()
     ts = torch.cuda.current_stream().cuda_stream
     cs = cp.cuda.get_current_stream().ptr
+    # A first pass warms the machine up (clocks, caches, allocators) and is discarded.
+    rows_for("warm-up", t, -1)
     rows = []
     rows += rows_for("PyTorch, stream_ptr=-1", t, -1)
     rows += rows_for("PyTorch, its current stream", t, ts if ts else 1)
