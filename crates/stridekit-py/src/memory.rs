@@ -224,13 +224,20 @@ impl PyMemoryResource {
         let s = stream::exchange(stream)?;
         let mr = self.as_dyn();
         let dev = self.device;
-        let b = py
+        let mut b = py
             .detach(|| {
                 run_ordered(&stream::order_of(s, dev)?, dev, |own| {
                     mr.allocate(size, own)
                 })
             })
             .py_err()?;
+        // The buffer is released on the stream it was allocated on: a stream object
+        // (cuda.core's, CuPy's, PyTorch's) stays alive until then, so a stream destroyed
+        // with its Python object never receives the release. (A bare int handle is the
+        // caller's promise that the stream outlives the buffer.)
+        if let Some(obj) = stream.filter(|o| !o.is_none() && o.extract::<i64>().is_err()) {
+            b.keep_release_stream_alive(obj.clone().unbind());
+        }
         Ok(PyBuffer { inner: Arc::new(b) })
     }
     #[getter]

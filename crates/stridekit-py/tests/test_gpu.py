@@ -355,3 +355,32 @@ def importlib_names(core: Any) -> Any:
     names.update({n: getattr(cu_utils, n) for n in dir(cu_utils) if not n.startswith("_")})
     names["StridedLayout"] = layout
     return SimpleNamespace(**names)
+
+
+def test_a_buffer_outlives_the_stream_object_it_was_allocated_on() -> None:
+    # The stream object dies (CuPy and cuda.core destroy the CUDA stream with it) before
+    # the buffer, which is released on that stream: the buffer keeps the stream object
+    # alive until then. Run apart: the failure this guards against is a segfault.
+    import subprocess
+    import sys as _sys
+
+    code = """
+import gc
+import cupy as cp
+import stridekit
+from stridekit import StridedMemoryView
+
+for _ in range(20):
+    s = cp.cuda.Stream(non_blocking=True)
+    buf = stridekit.DeviceMemoryResource(0).allocate(1 << 22, stream=s)
+    v = StridedMemoryView.from_buffer(buf, (1 << 20,), dtype="float32")
+    v.copy_from(StridedMemoryView(cp.ones(1 << 20, cp.float32), -1), stream=s)
+    del s
+    gc.collect()
+    del buf, v
+    gc.collect()
+cp.cuda.Device().synchronize()
+print("ok")
+"""
+    r = subprocess.run([_sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0 and r.stdout.strip() == "ok", (r.returncode, r.stdout, r.stderr[-2000:])

@@ -269,3 +269,51 @@ fn ordering_streams_leaves_the_callers_context_as_it_was() {
     .join()
     .unwrap();
 }
+
+/// Drops `stream` (destroying it) when dropped itself, and says when.
+struct StreamOwner {
+    stream: Option<Arc<CudaStream>>,
+    dropped: Arc<std::sync::atomic::AtomicBool>,
+}
+
+impl Drop for StreamOwner {
+    fn drop(&mut self) {
+        drop(self.stream.take());
+        self.dropped
+            .store(true, std::sync::atomic::Ordering::SeqCst);
+    }
+}
+
+#[test]
+#[ignore = "needs a CUDA device"]
+fn a_borrowed_allocation_stream_is_kept_alive_until_the_release() {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    let dev = Device::open(0).unwrap();
+    let owned = dev.new_stream().unwrap();
+    let mr = DeviceMemoryResource::new(&dev).unwrap();
+    // The buffer is allocated on a borrowed handle of `owned`, as a Python stream object
+    // lends its handle; the keeper owns the real stream.
+    // SAFETY: the keeper below keeps `owned` alive until the buffer is released.
+    let order =
+        unsafe { StreamValue::Handle(owned.cu_stream() as usize).resolve_handle(0) }.unwrap();
+    let StreamOrder::On(borrowed) = order else {
+        panic!("a handle resolved to no stream")
+    };
+    let mut b = mr.allocate(N * 4, &borrowed).unwrap();
+    drop(borrowed);
+    let dropped = Arc::new(AtomicBool::new(false));
+    b.keep_release_stream_alive(StreamOwner {
+        stream: Some(owned),
+        dropped: dropped.clone(),
+    });
+    spin(&dev, b.stream().unwrap());
+    assert!(
+        !dropped.load(Ordering::SeqCst),
+        "the keeper went before the release"
+    );
+    drop(b);
+    assert!(
+        dropped.load(Ordering::SeqCst),
+        "the keeper outlived its buffer"
+    );
+}

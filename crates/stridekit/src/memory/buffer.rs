@@ -15,6 +15,8 @@ enum Release {
     Resource {
         by: Arc<dyn Deallocate>,
         stream: Arc<CudaStream>,
+        /// What keeps a borrowed `stream` alive until the release has used it.
+        keeper: Option<Box<dyn Any + Send + Sync>>,
     },
     /// Memory someone else owns; `owner` is dropped when the buffer is released.
     Owner(Box<dyn Any + Send + Sync>),
@@ -54,8 +56,22 @@ impl Buffer {
             size,
             kind,
             device,
-            release: Some(Release::Resource { by, stream }),
+            release: Some(Release::Resource {
+                by,
+                stream,
+                keeper: None,
+            }),
             pending: PendingWork::default(),
+        }
+    }
+
+    /// Keeps `keeper` alive until the buffer has been released: the object that owns the
+    /// borrowed stream the buffer was allocated on (a Python stream object, say), so that
+    /// the release, ordered on that stream, never reaches a destroyed one. Buffers that a
+    /// resource did not allocate drop `keeper` at once (their release uses no stream).
+    pub fn keep_release_stream_alive<K: Any + Send + Sync>(&mut self, keeper: K) {
+        if let Some(Release::Resource { keeper: k, .. }) = &mut self.release {
+            *k = Some(Box::new(keeper));
         }
     }
 
@@ -396,7 +412,7 @@ impl Drop for Buffer {
     fn drop(&mut self) {
         const OP: &str = "Buffer::drop";
         match self.release.take() {
-            Some(Release::Resource { by, stream }) => {
+            Some(Release::Resource { by, stream, keeper }) => {
                 let freed = self
                     .pending
                     .order_before(OP, &stream)
@@ -404,6 +420,9 @@ impl Drop for Buffer {
                 if let Err(e) = freed {
                     report_drop_failure("release a buffer", &e.to_string());
                 }
+                // The stream has been used for the last time.
+                drop(stream);
+                drop(keeper);
             }
             Some(Release::Owner(owner)) => {
                 // The owner may free the memory at once: the recorded GPU work goes first.
