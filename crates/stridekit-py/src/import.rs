@@ -300,7 +300,7 @@ fn interface_view(
     iface: &Bound<'_, PyDict>,
     cuda: bool,
     stream_ptr: Option<i64>,
-) -> PyResult<DynView<'static>> {
+) -> PyResult<Read> {
     let get = |k: &str| iface.get_item(k);
     if let Some(m) = get("mask")? {
         if !m.is_none() {
@@ -333,6 +333,7 @@ fn interface_view(
         Some(s) if !s.is_none() => Some(s.extract()?),
         _ => None,
     };
+    let implicit_strides = strides.is_none();
     let layout = match strides {
         Some(s) => StridedLayout::from_byte_strides(&shape, &s, itemsize),
         None => StridedLayout::dense(&shape, itemsize, stridekit::Order::C),
@@ -373,7 +374,26 @@ fn interface_view(
         let dev = view.as_view().device_ordinal().unwrap_or(0);
         stream::order_after(producer, consumer, dev).py_err()?;
     }
-    Ok(view)
+    Ok(Read {
+        view,
+        implicit_strides,
+    })
+}
+
+/// A view as read, and whether its producer gave no strides (a C-contiguous array
+/// described by shape alone), which cuda.core reports as `strides` None.
+pub(crate) struct Read {
+    pub view: DynView<'static>,
+    pub implicit_strides: bool,
+}
+
+impl From<DynView<'static>> for Read {
+    fn from(view: DynView<'static>) -> Self {
+        Read {
+            view,
+            implicit_strides: false,
+        }
+    }
 }
 
 /// The protocols a view can be read through.
@@ -396,12 +416,12 @@ pub(crate) fn import(
     obj: &Bound<'_, PyAny>,
     stream_ptr: Option<i64>,
     protocol: Protocol,
-) -> PyResult<DynView<'static>> {
+) -> PyResult<Read> {
     if let Some(v) = stream_ptr {
         StreamValue::decode(v).py_err()?;
     }
     let py = obj.py();
-    let missing = |what: &str| -> PyResult<DynView<'static>> {
+    let missing = |what: &str| -> PyResult<Read> {
         Err(PyBufferError::new_err(format!(
             "{} does not support {what}",
             obj.get_type().name()?
@@ -413,11 +433,11 @@ pub(crate) fn import(
         Protocol::Any => {
             if let Some(api) = exchange_api(obj) {
                 if let Some(v) = exchange_view(obj, api, stream_ptr)? {
-                    return Ok(v);
+                    return Ok(v.into());
                 }
             }
             if let Some(v) = dlpack_or_fallback(obj, stream_ptr)? {
-                Ok(v)
+                Ok(v.into())
             } else if let Ok(i) = obj.getattr(cai) {
                 interface_view(obj, i.downcast::<PyDict>()?, true, stream_ptr)
             } else if let Ok(i) = obj.getattr(ai) {
@@ -429,13 +449,13 @@ pub(crate) fn import(
         Protocol::Dlpack => {
             if let Some(api) = exchange_api(obj) {
                 if let Some(v) = exchange_view(obj, api, stream_ptr)? {
-                    return Ok(v);
+                    return Ok(v.into());
                 }
             }
             if !obj.hasattr(pyo3::intern!(py, "__dlpack__"))? {
                 return missing("DLPack (__dlpack__)");
             }
-            dlpack_view(obj, stream_ptr)
+            dlpack_view(obj, stream_ptr).map(Read::from)
         }
         Protocol::CudaArrayInterface => match obj.getattr(cai) {
             Ok(i) => interface_view(obj, i.downcast::<PyDict>()?, true, stream_ptr),

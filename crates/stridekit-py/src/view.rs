@@ -23,6 +23,9 @@ pub struct PyView {
     exporting_obj: Py<PyAny>,
     /// What the attribute getters return, computed once (a view never changes).
     first: u64,
+    /// The producer gave no strides (C-contiguous by shape alone): `strides` is None, as
+    /// in cuda.core.
+    implicit_strides: bool,
     device_id: i32,
     device_accessible: bool,
     volume: usize,
@@ -51,8 +54,10 @@ impl PyView {
         protocol: Protocol,
     ) -> PyResult<Self> {
         let sp = stream::handle(stream_ptr)?;
-        let view = import::import(obj, sp, protocol)?;
-        Ok(PyView::of(view, obj.clone().unbind()))
+        let read = import::import(obj, sp, protocol)?;
+        let mut v = PyView::of(read.view, obj.clone().unbind());
+        v.implicit_strides = read.implicit_strides;
+        Ok(v)
     }
 
     fn of(view: DynView<'static>, exporting_obj: Py<PyAny>) -> Self {
@@ -69,6 +74,7 @@ impl PyView {
             view,
             exporting_obj,
             first,
+            implicit_strides: false,
             device_id,
             device_accessible,
             volume,
@@ -220,6 +226,7 @@ impl PyView {
         is_readonly: bool,
     ) -> PyResult<Self> {
         let dt = dtype::from_py(dtype)?;
+        let mut implicit = false;
         let l = match shape.downcast::<PyLayout>() {
             Ok(layout) => {
                 if strides.is_some() {
@@ -253,6 +260,7 @@ impl PyView {
                         ))
                     }
                 };
+                implicit = strides.is_none();
                 match strides {
                     Some(s) => StridedLayout::new(&shape, &s, isz),
                     None => StridedLayout::dense(&shape, isz, stridekit::Order::C),
@@ -270,7 +278,9 @@ impl PyView {
                 unsafe { StridedMemoryViewMut::from_shared_buffer_mut(b, l, dt) }.py_err()?,
             )
         };
-        Ok(PyView::of(view, buffer.clone().into_any().unbind()))
+        let mut v = PyView::of(view, buffer.clone().into_any().unbind());
+        v.implicit_strides = implicit;
+        Ok(v)
     }
 
     /// The same memory with another layout (relative to `ptr`) and/or dtype.
@@ -325,10 +335,11 @@ impl PyView {
     fn shape(&self, py: Python<'_>) -> PyResult<Py<PyTuple>> {
         Ok(self.cached(py)?.0.clone_ref(py))
     }
-    /// Strides in elements (None for a 0-d view, which has none).
+    /// Strides in elements; None for a 0-d view, and (as in cuda.core) for a C-contiguous
+    /// array its producer described without strides (`layout.strides` has the numbers).
     #[getter]
     fn strides(&self, py: Python<'_>) -> PyResult<Option<Py<PyTuple>>> {
-        if self.view.layout().ndim() == 0 {
+        if self.implicit_strides || self.view.layout().ndim() == 0 {
             return Ok(None);
         }
         Ok(Some(self.cached(py)?.1.clone_ref(py)))

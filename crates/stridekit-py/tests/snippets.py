@@ -15,6 +15,8 @@ def cpu(m: Any) -> Dict[str, Any]:
     v = SMV.from_array_interface(a)
     out["array_interface"] = (v.ptr == a.ctypes.data, v.shape, v.strides, str(v.dtype), v.size,
                               v.device_id, v.is_device_accessible, v.readonly)
+    c = SMV.from_array_interface(np.arange(6, dtype=np.int64).reshape(2, 3))
+    out["contiguous_array_interface"] = (c.shape, c.strides, c.layout.strides if hasattr(c, "layout") else c._layout.strides)
     v = SMV.from_dlpack(a, stream_ptr=-1)
     out["dlpack"] = (v.ptr == a.ctypes.data, v.shape, v.strides, str(v.dtype))
     v = SMV.from_any_interface(a, stream_ptr=-1)
@@ -64,7 +66,7 @@ def gpu(m: Any, core: Any) -> Dict[str, Any]:
     mr = m.DeviceMemoryResource(dev)
     out["isinstance"] = (isinstance(mr, m.MemoryResource), mr.is_device_accessible)
     buf = mr.allocate(64 * 48 * 4, stream=s)
-    v = m.StridedMemoryView.from_buffer(buf, (64, 48), dtype=np.float32)
+    v = m.StridedMemoryView.from_buffer(buf, (64, 48), dtype=np.dtype(np.float32))
     out["from_buffer"] = (v.shape, v.strides, str(v.dtype), v.ptr == int(buf.handle), v.device_id)
     t = m.StridedMemoryView.from_buffer(buf, (48, 64), (1, 48), itemsize=4)
     out["from_buffer_strides"] = (t.shape, t.strides, t.dtype is None)

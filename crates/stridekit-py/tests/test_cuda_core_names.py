@@ -19,6 +19,7 @@ def test_cpu_snippets_give_cuda_cores_results() -> None:
     got = snippets.cpu(stridekit)
     assert got["array_interface"] == (True, (4, 3), (6, 2), "float32", 12, -1, False, False)
     assert got["dlpack"] == (True, (4, 3), (6, 2), "float32")
+    assert got["contiguous_array_interface"] == ((2, 3), None, (3, 1))
     assert got["any"] == ((4, 3), (6, 2), True)
     assert got["zero_d"] == got["zero_d_dlpack"] == ((), None, 1)
     assert got["readonly"] is True
@@ -54,7 +55,8 @@ def test_from_buffer_takes_shape_strides_itemsize_and_dtype() -> None:
     a = np.arange(24, dtype=np.float32)
     buf = stridekit.Buffer.from_handle(a.ctypes.data, a.nbytes, owner=a)
     v = stridekit.StridedMemoryView.from_buffer(buf, (4, 6), dtype=np.float32)
-    assert (v.shape, v.strides, str(v.dtype)) == ((4, 6), (6, 1), "float32")
+    # No strides given: C-contiguous, and `strides` None as in cuda.core.
+    assert (v.shape, v.strides, v.layout.strides, str(v.dtype)) == ((4, 6), None, (6, 1), "float32")
     t = stridekit.StridedMemoryView.from_buffer(buf, (6, 4), (1, 6), itemsize=4, is_readonly=True)
     assert (t.shape, t.strides, t.dtype, t.readonly) == ((6, 4), (1, 6), None, True)
     with pytest.raises(TypeError, match="itemsize or dtype"):

@@ -227,7 +227,7 @@ def test_typestrs_are_read_completely() -> None:
     # Exact itemsizes: unicode is 4 bytes a character.
     u = np.array(["abc", "de"], dtype="<U3")
     v = StridedMemoryView(Iface(u))
-    assert (v.dtype, v.strides, v.shape) == (None, (1,), (2,))
+    assert (v.dtype, v.layout.strides, v.strides, v.shape) == (None, (1,), None, (2,))
     assert v.layout.itemsize == 12
     # Plain records have no dtype but keep their size.
     r = np.zeros(3, dtype=[("a", "<i4"), ("b", "<f8")])
