@@ -16,7 +16,7 @@ def cpu(m: Any) -> Dict[str, Any]:
     out["array_interface"] = (v.ptr == a.ctypes.data, v.shape, v.strides, str(v.dtype), v.size,
                               v.device_id, v.is_device_accessible, v.readonly)
     c = SMV.from_array_interface(np.arange(6, dtype=np.int64).reshape(2, 3))
-    out["contiguous_array_interface"] = (c.shape, c.strides, c.layout.strides if hasattr(c, "layout") else c._layout.strides)
+    out["contiguous_array_interface"] = (c.shape, c.strides)
     v = SMV.from_dlpack(a, stream_ptr=-1)
     out["dlpack"] = (v.ptr == a.ctypes.data, v.shape, v.strides, str(v.dtype))
     v = SMV.from_any_interface(a, stream_ptr=-1)
