@@ -273,6 +273,23 @@ fn no_options(name: &str, options: Option<&Bound<'_, PyAny>>) -> PyResult<()> {
     }
 }
 
+/// The base of a resource class: `options` refused unless None, the device (an ordinal
+/// or a `Device`; 0 when not given) opened, and the resource made on it.
+fn resource(
+    name: &str,
+    options: Option<&Bound<'_, PyAny>>,
+    device_id: Option<&Bound<'_, PyAny>>,
+    make: impl FnOnce(&Device) -> stridekit::Result<Which>,
+) -> PyResult<PyMemoryResource> {
+    no_options(name, options)?;
+    let device = device_id.map(ordinal).transpose()?.unwrap_or(0);
+    let dev = Device::open(device).py_err()?;
+    Ok(PyMemoryResource {
+        which: make(&dev).py_err()?,
+        device,
+    })
+}
+
 /// The device's memory pool (stream-ordered allocations).
 #[pyclass(name = "DeviceMemoryResource", module = "stridekit", extends = PyMemoryResource, frozen)]
 pub struct PyDeviceMemoryResource;
@@ -285,13 +302,9 @@ impl PyDeviceMemoryResource {
         device_id: &Bound<'_, PyAny>,
         options: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<PyClassInitializer<Self>> {
-        no_options("DeviceMemoryResource", options)?;
-        let device = ordinal(device_id)?;
-        let dev = Device::open(device).py_err()?;
-        let base = PyMemoryResource {
-            which: Which::Device(DeviceMemoryResource::new(&dev).py_err()?),
-            device,
-        };
+        let base = resource("DeviceMemoryResource", options, Some(device_id), |d| {
+            Ok(Which::Device(DeviceMemoryResource::new(d)?))
+        })?;
         Ok(PyClassInitializer::from(base).add_subclass(PyDeviceMemoryResource))
     }
 }
@@ -309,13 +322,9 @@ impl PyPinnedMemoryResource {
         options: Option<&Bound<'_, PyAny>>,
         device_id: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<PyClassInitializer<Self>> {
-        no_options("PinnedMemoryResource", options)?;
-        let device = device_id.map(ordinal).transpose()?.unwrap_or(0);
-        let dev = Device::open(device).py_err()?;
-        let base = PyMemoryResource {
-            which: Which::Pinned(PinnedMemoryResource::new(&dev)),
-            device,
-        };
+        let base = resource("PinnedMemoryResource", options, device_id, |d| {
+            Ok(Which::Pinned(PinnedMemoryResource::new(d)))
+        })?;
         Ok(PyClassInitializer::from(base).add_subclass(PyPinnedMemoryResource))
     }
 }
@@ -333,13 +342,9 @@ impl PyManagedMemoryResource {
         options: Option<&Bound<'_, PyAny>>,
         device_id: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<PyClassInitializer<Self>> {
-        no_options("ManagedMemoryResource", options)?;
-        let device = device_id.map(ordinal).transpose()?.unwrap_or(0);
-        let dev = Device::open(device).py_err()?;
-        let base = PyMemoryResource {
-            which: Which::Managed(ManagedMemoryResource::new(&dev).py_err()?),
-            device,
-        };
+        let base = resource("ManagedMemoryResource", options, device_id, |d| {
+            Ok(Which::Managed(ManagedMemoryResource::new(d)?))
+        })?;
         Ok(PyClassInitializer::from(base).add_subclass(PyManagedMemoryResource))
     }
     #[getter]

@@ -387,3 +387,11 @@ print("ok")
 """
     r = subprocess.run([_sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert r.returncode == 0 and r.stdout.strip() == "ok", (r.returncode, r.stdout, r.stderr[-2000:])
+
+
+def test_views_leave_for_jax_through_dlpack() -> None:
+    jax = pytest.importorskip("jax")
+    src = rand_torch((7, 5), torch.float32, 13)
+    for x in (src, src.t()):
+        got = jax.numpy.from_dlpack(StridedMemoryView(x, -1))
+        assert np.asarray(got).tobytes() == x.cpu().numpy().tobytes()
