@@ -316,6 +316,9 @@ impl StridedLayout {
     /// The same layout moved so that its lowest element sits at offset 0 (the layout of
     /// its elements in a buffer that starts at the lowest one).
     pub fn rebased(&self) -> Result<StridedLayout> {
+        if self.min_offset == 0 {
+            return Ok(self.clone()); // already there (every checked value stays as it is)
+        }
         let offset = self
             .slice_offset
             .checked_sub(self.min_offset)

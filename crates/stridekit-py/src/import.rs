@@ -56,17 +56,31 @@ fn take_capsule(cap: &Bound<'_, PyAny>) -> PyResult<DlpackTensor> {
 /// `__dlpack__` of `obj`, with the consumer stream the protocol wants for CUDA memory.
 fn dlpack_view(obj: &Bound<'_, PyAny>, stream_ptr: Option<i64>) -> PyResult<DynView<'static>> {
     let py = obj.py();
-    let (dev_type, _dev_id): (i32, i32) = obj
-        .call_method0(pyo3::intern!(py, "__dlpack_device__"))?
-        .extract()?;
-    let on_gpu = matches!(dev_type, 2 | 13);
+    // With no consumer stream nothing depends on the device: `stream` is left out, which
+    // means the legacy default stream for CUDA producers (the array API), as stridekit's
+    // None does. Otherwise the device type says whether a stream may be passed at all.
+    let on_gpu = match stream_ptr {
+        None => false,
+        Some(_) => {
+            let (dev_type, _dev_id): (i32, i32) = obj
+                .call_method0(pyo3::intern!(py, "__dlpack_device__"))?
+                .extract()?;
+            matches!(dev_type, 2 | 13)
+        }
+    };
     let kwargs = PyDict::new(py);
     if on_gpu {
-        // Passed as decoded by the one rule: -1 opts out of synchronisation, None and 1
-        // are the legacy default stream (0 was refused before).
+        // Passed as decoded by the one rule: -1 opts out of synchronisation, 1 is the
+        // legacy default stream (0 was refused before).
         kwargs.set_item(pyo3::intern!(py, "stream"), stream_ptr)?;
     }
-    kwargs.set_item(pyo3::intern!(py, "max_version"), (1, 3))?;
+    static MAX_VERSION: pyo3::sync::PyOnceLock<Py<PyAny>> = pyo3::sync::PyOnceLock::new();
+    let max_version = MAX_VERSION.get_or_try_init(py, || {
+        (1u32, 3u32)
+            .into_pyobject(py)
+            .map(|t| t.into_any().unbind())
+    })?;
+    kwargs.set_item(pyo3::intern!(py, "max_version"), max_version.bind(py))?;
     fn call<'py>(obj: &Bound<'py, PyAny>, kw: &Bound<'py, PyDict>) -> PyResult<Bound<'py, PyAny>> {
         let name = pyo3::intern!(obj.py(), "__dlpack__");
         match obj.call_method(name, (), Some(kw)) {
