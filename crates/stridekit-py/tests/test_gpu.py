@@ -47,7 +47,8 @@ def host_bytes(t: Any) -> Any:
 def test_torch_tensors_of_every_dtype(name: Any) -> None:
     dtype = getattr(torch, name)
     t = rand_torch((8, 6, 4), dtype, 1)
-    for x in (t, t.transpose(0, 2), t[1:7:2, ::2], t[:, 3]):
+    # Dense, transposed, sliced with steps, a dropped axis, and broadcast (stride 0).
+    for x in (t, t.transpose(0, 2), t[1:7:2, ::2], t[:, 3], t[:, :1].expand(8, 6, 4)):
         v = StridedMemoryView(x, stream_ptr=torch.cuda.current_stream())
         assert v.ptr == x.data_ptr() and v.shape == tuple(x.shape) and v.strides == tuple(x.stride())
         # Every PyTorch dtype has a name here (ml_dtypes' where NumPy has none).
