@@ -114,9 +114,14 @@ impl DlpackTensor {
 }
 
 /// Reads `n` values of a producer's metadata array.
-fn read_array(op: &'static str, what: &str, ptr: *const i64, n: usize) -> Result<Vec<i64>> {
+fn read_array(
+    op: &'static str,
+    what: &str,
+    ptr: *const i64,
+    n: usize,
+) -> Result<smallvec::SmallVec<[i64; 8]>> {
     if n == 0 {
-        return Ok(Vec::new());
+        return Ok(smallvec::SmallVec::new());
     }
     if ptr.is_null() {
         return Err(invalid(
@@ -126,7 +131,9 @@ fn read_array(op: &'static str, what: &str, ptr: *const i64, n: usize) -> Result
     }
     // SAFETY: the producer's metadata holds `ndim` values at `ptr` for as long as the
     // tensor is held (DLPack contract, vouched for when the tensor was taken over).
-    Ok(unsafe { std::slice::from_raw_parts(ptr, n) }.to_vec())
+    Ok(smallvec::SmallVec::from_slice(unsafe {
+        std::slice::from_raw_parts(ptr, n)
+    }))
 }
 
 fn device_name(t: DLDeviceType) -> String {
