@@ -29,11 +29,19 @@ pub struct PyView {
     device_id: i32,
     device_accessible: bool,
     volume: usize,
-    /// shape, strides and dtype as Python objects, made on first use.
-    cache: std::sync::OnceLock<(Py<PyTuple>, Py<PyTuple>, Py<PyAny>)>,
+    /// ptr, shape, strides and dtype as Python objects, made on first use.
+    cache: std::sync::OnceLock<Attributes>,
     /// Held by a copy into this view: copies into one view from several threads run one
     /// at a time, while reads of its attributes go on.
     copy_lock: std::sync::Mutex<()>,
+}
+
+/// The attributes as Python objects, made on first use (a view never changes).
+struct Attributes {
+    ptr: Py<PyAny>,
+    shape: Py<PyTuple>,
+    strides: Py<PyTuple>,
+    dtype: Py<PyAny>,
 }
 
 /// Element 0's offset (in elements) from the view's base.
@@ -83,16 +91,17 @@ impl PyView {
         }
     }
 
-    fn cached(&self, py: Python<'_>) -> PyResult<&(Py<PyTuple>, Py<PyTuple>, Py<PyAny>)> {
+    fn cached(&self, py: Python<'_>) -> PyResult<&Attributes> {
         if let Some(c) = self.cache.get() {
             return Ok(c);
         }
         let l = self.view.layout();
-        let made = (
-            PyTuple::new(py, l.shape())?.unbind(),
-            PyTuple::new(py, l.strides())?.unbind(),
-            dtype::to_numpy(py, self.view.dtype())?,
-        );
+        let made = Attributes {
+            ptr: self.first.into_pyobject(py)?.into_any().unbind(),
+            shape: PyTuple::new(py, l.shape())?.unbind(),
+            strides: PyTuple::new(py, l.strides())?.unbind(),
+            dtype: dtype::to_numpy(py, self.view.dtype())?,
+        };
         Ok(self.cache.get_or_init(|| made))
     }
 
@@ -328,12 +337,12 @@ impl PyView {
 
     /// Address of element (0, ..., 0).
     #[getter]
-    fn ptr(&self) -> u64 {
-        self.first
+    fn ptr(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
+        Ok(self.cached(py)?.ptr.clone_ref(py))
     }
     #[getter]
     fn shape(&self, py: Python<'_>) -> PyResult<Py<PyTuple>> {
-        Ok(self.cached(py)?.0.clone_ref(py))
+        Ok(self.cached(py)?.shape.clone_ref(py))
     }
     /// Strides in elements; None for a 0-d view, and (as in cuda.core) for a C-contiguous
     /// array its producer described without strides (`layout.strides` has the numbers).
@@ -342,7 +351,7 @@ impl PyView {
         if self.implicit_strides || self.view.layout().ndim() == 0 {
             return Ok(None);
         }
-        Ok(Some(self.cached(py)?.1.clone_ref(py)))
+        Ok(Some(self.cached(py)?.strides.clone_ref(py)))
     }
     /// The number of elements.
     #[getter]
@@ -351,7 +360,7 @@ impl PyView {
     }
     #[getter]
     fn dtype(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
-        Ok(self.cached(py)?.2.clone_ref(py))
+        Ok(self.cached(py)?.dtype.clone_ref(py))
     }
     /// The device ordinal, -1 for memory that belongs to no device.
     #[getter]
