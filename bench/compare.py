@@ -1,10 +1,16 @@
 #!/usr/bin/env python3
 """Times PyTorch and CuPy on the cases of `cargo run --release --example copy_bench`.
 
-Run on the GPU machine. Bytes moved count read + write; ratios are against a contiguous
-1 GiB device copy measured in the same run (host transfers: the contiguous transfer of
-the same bytes and direction).
+Run on the GPU machine: python3 bench/compare.py [traffic.jsonl]. Bytes moved count read
++ write; ratios are against a contiguous 1 GiB device copy measured in the same run (host
+transfers: the contiguous transfer of the same bytes and direction). Given the file that
+`copy_bench traffic.jsonl` writes, device cases also get their efficiency against the
+sector-exact roofline ("sectors": the 32-byte sectors read, each written sector, a
+partially written one twice), at this run's contiguous copy rate.
 """
+import json
+import sys
+
 import torch
 
 from timing import gpu_ms as bench
@@ -33,14 +39,15 @@ def main():
         cases.append((f"NCHW->NHWC (64,256,64,64) {name}", (64, 256, 64, 64), t_, lambda t: t.permute(0, 2, 3, 1), "cuda", "cuda"))
     for shape, perm, dtype in (((32,) * 5, (4, 2, 0, 3, 1), torch.float32), ((16,) * 6, (5, 3, 1, 4, 2, 0), torch.float32),
                                ((24, 40, 3, 50, 36), (3, 1, 4, 0, 2), torch.float64)):
-        cases.append((f"{len(shape)}-D {list(shape)} permute {list(perm)}", shape, dtype, lambda t, p=perm: t.permute(p), "cuda", "cuda"))
+        tname = "f32" if dtype == torch.float32 else "f64"
+        cases.append((f"{len(shape)}-D {list(shape)} {tname} permute {list(perm)}", shape, dtype, lambda t, p=perm: t.permute(p), "cuda", "cuda"))
     for dtype, name in ((torch.float32, "f32"), (torch.float16, "f16"), (torch.uint8, "u8")):
         cases.append((f"transpose 4097x3001 {name}", (3001, 4097), dtype, lambda t: t.t(), "cuda", "cuda"))
     cases.append(("RGB interleaved -> planar (4096,4096,3) u8", (4096, 4096, 3), torch.uint8, lambda t: t.permute(2, 0, 1), "cuda", "cuda"))
     cases.append(("RGB planar -> interleaved (4096,4096,3) u8", (3, 4096, 4096), torch.uint8, lambda t: t.permute(1, 2, 0), "cuda", "cuda"))
     cases.append(("NCHW->NHWC (256,3,224,224) u8", (256, 3, 224, 224), torch.uint8, lambda t: t.permute(0, 2, 3, 1), "cuda", "cuda"))
     cases.append(("misaligned [1:, 1:] of (8193,8193) f16", (8193, 8193), torch.float16, lambda t: t[1:, 1:], "cuda", "cuda"))
-    cases.append(("both strided [::2, ::2] (8192,16384) f32 (dst strided too)", (8192, 16384), torch.float32, lambda t: t[::2, ::2], "cuda", "strided"))
+    cases.append(("both strided [::2, ::2] -> [::2, ::2] (8192,16384) f32", (8192, 16384), torch.float32, lambda t: t[::2, ::2], "cuda", "strided"))
     cases.append(("batched 32x8 transposes (262144,32,8) f16", (262144, 32, 8), torch.float16, lambda t: t.permute(0, 2, 1), "cuda", "cuda"))
     cases.append(("[:, ::2] of (8192,16384) f32", (8192, 16384), torch.float32, lambda t: t[:, ::2], "cuda", "cuda"))
     cases.append(("broadcast (1,16384)->(8192,16384) f32", (1, 16384), torch.float32, lambda t: t.expand(8192, 16384), "cuda", "cuda"))
@@ -48,7 +55,11 @@ def main():
     cases.append(("D2H 64 MiB transposed to pinned f32", (4096, 4096), torch.float32, lambda t: t.t(), "cuda", "pinned"))
     cases.append(("H2D 64 MiB transposed pageable f32", (4096, 4096), torch.float32, lambda t: t.t(), "pageable", "cuda"))
     cases.append(("H2D 64 MiB from [::3] of pageable f32", (12288, 4096), torch.float32, lambda t: t[::3], "pageable", "cuda"))
-    print(f"{'case':<58} {'torch GB/s':>10} {'ratio':>6} {'cupy GB/s':>10} {'ratio':>6}")
+    traffic = {}
+    if len(sys.argv) > 1:
+        with open(sys.argv[1]) as f:
+            traffic = {r["case"]: r["sector_traffic"] for r in map(json.loads, f) if r}
+    print(f"{'case':<58} {'torch GB/s':>10} {'ratio':>6} {'sectors':>7} {'cupy GB/s':>10} {'ratio':>6} {'sectors':>7}")
     for name, shape, dtype, view, sdev, ddev in cases:
         if sdev == "pinned":
             base = torch.empty(shape, dtype=dtype).pin_memory()
@@ -75,6 +86,9 @@ def main():
         t_gbs = moved / ms / 1e6
         c_txt = "-"
         c_ratio = "-"
+        c_sec = "-"
+        exact = traffic.get(name) if sdev == "cuda" and ddev != "pinned" else None
+        t_sec = f"{exact / ceiling / 1e6 / ms:.2f}" if exact else "-"
         if cp is not None and sdev == "cuda" and ddev == "cuda":
             cs = cp.from_dlpack(src) if src.is_contiguous() else cp.lib.stride_tricks.as_strided(
                 cp.from_dlpack(base), shape=src.shape, strides=[s * src.element_size() for s in src.stride()])
@@ -83,7 +97,9 @@ def main():
                 cms = bench(lambda: co.__setitem__(Ellipsis, cs))
             c_gbs = moved / cms / 1e6
             c_txt, c_ratio = f"{c_gbs:.0f}", f"{c_gbs / ref:.2f}"
-        print(f"{name:<58} {t_gbs:>10.0f} {t_gbs / ref:>6.2f} {c_txt:>10} {c_ratio:>6}")
+            if exact:
+                c_sec = f"{exact / ceiling / 1e6 / cms:.2f}"
+        print(f"{name:<58} {t_gbs:>10.0f} {t_gbs / ref:>6.2f} {t_sec:>7} {c_txt:>10} {c_ratio:>6} {c_sec:>7}")
 
 
 if __name__ == "__main__":

@@ -3,6 +3,12 @@
 //! Prints, per case, the bytes moved (read + written), the median time of 20 runs timed
 //! with CUDA events, the bandwidth, and the ratio to a contiguous device memcpy of 1 GiB
 //! measured in the same run (host transfers: to the contiguous transfer of the same size).
+//! Device cases also get their efficiency against two rooflines at that memcpy's rate:
+//! "sectors", the sector-exact one (the 32-byte sectors the reads touch, each written
+//! sector, and a partially written sector twice: DRAM reads, merges and writes it back),
+//! the primary figure; and "bytes", the sectors read plus the bytes written. Given a path
+//! (`copy_bench traffic.jsonl`), it writes each case's sector-exact traffic there, for
+//! `bench/compare.py` to rate PyTorch and CuPy on the same roofline.
 
 #[path = "common/roofline.rs"]
 mod roofline;
@@ -285,9 +291,11 @@ fn main() -> R<()> {
     });
 
     println!(
-        "{:<58} {:>10} {:>10} {:>9} {:>8} {:>9}",
-        "case", "MB moved", "time ms", "GB/s", "ratio", "roofline"
+        "{:<58} {:>10} {:>10} {:>9} {:>8} {:>9} {:>9}",
+        "case", "MB moved", "time ms", "GB/s", "ratio", "sectors", "bytes"
     );
+    // Each case's sector-exact traffic, for bench/compare.py to rate PyTorch and CuPy on.
+    let mut traffic_lines = String::new();
     for c in &cases {
         let sbuf = alloc(c.src_host, c.pageable, &c.src)?;
         let mut dbuf = alloc(c.dst_host, c.pageable, &c.dst)?;
@@ -306,25 +314,42 @@ fn main() -> R<()> {
         let mut dst = StridedMemoryViewMut::from_buffer_mut(&mut dbuf, c.dst.clone(), None)?;
         let ms = time_ms(&stream, || dst.copy_from(&src, Some(&stream)))?;
         let gbs = moved as f64 / ms / 1e6;
-        // Efficiency against the roofline: sectors read plus bytes written, at the
-        // ceiling's rate (device cases only).
-        let roof = if c.src_host || c.dst_host {
-            "-".to_string()
+        // Efficiency against the sector-exact roofline (sectors read, sectors written,
+        // partially written ones twice) and against the bytes-only one (sectors read plus
+        // bytes written), at the ceiling's rate (device cases only).
+        let (sectors, bytes) = if c.src_host || c.dst_host {
+            ("-".to_string(), "-".to_string())
         } else {
-            format!(
-                "{:.2}",
-                roofline::traffic(&c.src) as f64 / base_gbs / 1e6 / ms
+            let exact = roofline::sector_exact_traffic(&c.src, &c.dst);
+            traffic_lines.push_str(&format!(
+                "{{\"case\":{:?},\"sector_traffic\":{exact},\"bytes_traffic\":{}}}\n",
+                c.name,
+                roofline::traffic(&c.src)
+            ));
+            (
+                format!("{:.2}", exact as f64 / base_gbs / 1e6 / ms),
+                format!(
+                    "{:.2}",
+                    roofline::traffic(&c.src) as f64 / base_gbs / 1e6 / ms
+                ),
             )
         };
         println!(
-            "{:<58} {:>10.1} {:>10.3} {:>9.0} {:>8.2} {:>9}",
+            "{:<58} {:>10.1} {:>10.3} {:>9.0} {:>8.2} {:>9} {:>9}",
             c.name,
             moved as f64 / 1e6,
             ms,
             gbs,
             gbs / base_gbs,
-            roof
+            sectors,
+            bytes
         );
+    }
+    if let Some(path) = std::env::args().nth(1) {
+        if let Err(e) = std::fs::write(&path, traffic_lines) {
+            eprintln!("copy_bench: cannot write {path}: {e}");
+            std::process::exit(1);
+        }
     }
     Ok(())
 }

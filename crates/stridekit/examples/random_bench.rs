@@ -32,7 +32,6 @@ fn err(e: impl std::fmt::Display) -> stridekit::Error {
 mod random_set;
 #[path = "common/roofline.rs"]
 mod roofline;
-use roofline::read_bytes;
 
 /// The byte at offset `o` of the source pattern (what the fill kernel writes).
 fn pattern(o: u64) -> u8 {
@@ -182,8 +181,6 @@ fn main() -> R<()> {
         let mut got = vec![0u8; dbytes];
         dbuf.copy_to_host(&mut got, &stream)?;
         let mut want = vec![0xA5u8; dbytes];
-        // Bytes written per 32-byte destination sector (buffers are 256-byte aligned).
-        let mut sector_fill = vec![0u8; dbytes.div_ceil(32)];
         let plan = CopyPlan::new(&dl, &sl)?;
         let mut idx = vec![0i64; plan.ndim()];
         let (mut d, mut s) = (plan.dst_offset, plan.src_offset);
@@ -191,7 +188,6 @@ fn main() -> R<()> {
             for k in 0..isz {
                 want[d as usize * isz + k] = pattern((s as usize * isz + k) as u64);
             }
-            sector_fill[d as usize * isz / 32] += isz as u8;
             let mut ax = plan.ndim();
             while ax > 0 {
                 ax -= 1;
@@ -219,9 +215,9 @@ fn main() -> R<()> {
         let eff = traffic as f64 / bw / 1e6 / ms;
         // The same with partially written sectors counted as DRAM does them: the sector
         // is read, merged and written back.
-        let partial = sector_fill.iter().filter(|&&f| f > 0 && f < 32).count() as u64;
-        let full = sector_fill.iter().filter(|&&f| f >= 32).count() as u64;
-        let sector_traffic = read_bytes(&sl) + 32 * full + 64 * partial;
+        // (Buffers are 256-byte aligned, so destination offsets are from an aligned base.)
+        let (full, partial) = roofline::written_sectors(&dl);
+        let sector_traffic = roofline::sector_exact_traffic(&sl, &dl);
         let eff_sectors = sector_traffic as f64 / bw / 1e6 / ms;
         sector_effs.push(eff_sectors);
         let line = format!(

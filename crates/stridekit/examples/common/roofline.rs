@@ -46,3 +46,55 @@ pub fn read_bytes(l: &StridedLayout) -> u64 {
     let span = ((hi - lo + 1) * isz) as u64;
     ((rows * per_row) as u64 * 32).min(span.div_ceil(32) * 32 + 32)
 }
+
+/// Bytes a copy into `dst` from `src` must move when DRAM works in 32-byte sectors: the
+/// sectors its reads touch ([`read_bytes`]), every written sector once, and a partially
+/// written sector twice (the DRAM reads it, merges the new bytes and writes it back).
+/// `dst` offsets are from a 32-byte aligned base (stridekit's buffers are 256-byte
+/// aligned). The primary roofline of the copy benchmarks; [`traffic`] is the bytes-only
+/// figure beside it.
+pub fn sector_exact_traffic(src: &StridedLayout, dst: &StridedLayout) -> u64 {
+    let (full, partial) = written_sectors(dst);
+    read_bytes(src) + 32 * full + 64 * partial
+}
+
+/// (fully written, partially written) 32-byte sectors of a unique layout whose offsets
+/// are from a 32-byte aligned base, counted element by element.
+pub fn written_sectors(dst: &StridedLayout) -> (u64, u64) {
+    let isz = dst.itemsize();
+    let (lo, hi) = dst.offset_bounds();
+    if dst.volume() == 0 || lo < 0 {
+        return (0, 0);
+    }
+    let mut fill = vec![0u8; ((hi as usize + 1) * isz).div_ceil(32)];
+    let shape = dst.shape();
+    let strides = dst.strides();
+    let nd = shape.len();
+    let mut idx = vec![0i64; nd];
+    let mut off = dst.slice_offset();
+    for _ in 0..dst.volume() {
+        let first = off as usize * isz;
+        // An element of 32 bytes or more covers whole sectors; a smaller one, part of one
+        // (elements never straddle sectors: offsets are multiples of the itemsize).
+        let mut b = first;
+        while b < first + isz {
+            let take = (32 - b % 32).min(first + isz - b);
+            fill[b / 32] = fill[b / 32].saturating_add(take as u8);
+            b += take;
+        }
+        let mut ax = nd;
+        while ax > 0 {
+            ax -= 1;
+            idx[ax] += 1;
+            off += strides[ax];
+            if idx[ax] < shape[ax] {
+                break;
+            }
+            off -= strides[ax] * shape[ax];
+            idx[ax] = 0;
+        }
+    }
+    let full = fill.iter().filter(|&&f| f >= 32).count() as u64;
+    let partial = fill.iter().filter(|&&f| f > 0 && f < 32).count() as u64;
+    (full, partial)
+}
