@@ -445,3 +445,49 @@ fn advice_from_a_thread_without_a_current_context() {
         .unwrap();
     });
 }
+
+#[test]
+#[ignore = "needs a CUDA device"]
+fn copies_through_managed_memory_the_cpu_just_wrote_are_byte_exact() {
+    use stridekit::{DType, Order, StridedLayout, StridedMemoryView, StridedMemoryViewMut};
+    // Large enough that the copy engine prefetches the managed sides to the GPU first
+    // (>= 64 KiB), and a small one that it does not.
+    for side in [1024i64, 64] {
+        let (dev, stream, mr) = setup();
+        let bytes = (side * side * 4) as usize;
+        let src = mr.allocate(bytes, &stream).unwrap();
+        let data = random_bytes(bytes, side as u64);
+        host_write(&src, &data);
+        // Managed source -> device (a transpose: a kernel reads the managed pages).
+        let mut dev_buf = DeviceMemoryResource::new(&dev)
+            .unwrap()
+            .allocate(bytes, &stream)
+            .unwrap();
+        dev_buf.fill(0xA5, &stream).unwrap();
+        let t = StridedLayout::dense(&[side, side], 4, Order::C)
+            .unwrap()
+            .permuted(&[1, 0])
+            .unwrap();
+        let dense = StridedLayout::dense(&[side, side], 4, Order::C).unwrap();
+        StridedMemoryViewMut::from_buffer_mut(&mut dev_buf, dense.clone(), Some(DType::U32))
+            .unwrap()
+            .copy_from(
+                &StridedMemoryView::from_buffer(&src, t.clone(), Some(DType::U32)).unwrap(),
+                Some(&stream),
+            )
+            .unwrap();
+        // Device -> a managed destination the CPU wrote last (poison), read on the host.
+        let mut dst = mr.allocate(bytes, &stream).unwrap();
+        host_write(&dst, &vec![0x5Au8; bytes]);
+        dst.view_mut(t.clone(), Some(DType::U32))
+            .unwrap()
+            .copy_from(
+                &StridedMemoryView::from_buffer(&dev_buf, dense.clone(), Some(DType::U32)).unwrap(),
+                Some(&stream),
+            )
+            .unwrap();
+        stream.synchronize().unwrap();
+        // Transposed twice: the destination holds the source's bytes.
+        assert!(host_read(&dst) == data, "side {side}");
+    }
+}
