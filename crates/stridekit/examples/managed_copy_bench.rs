@@ -2,11 +2,13 @@
 //! to the GPU first: `cargo run --release --example managed_copy_bench` on a GPU machine.
 //!
 //! For each size, the CPU writes the managed source (its pages move to the host), then
-//! `copy_from` moves it into device memory, either at once (the GPU faults the pages in,
-//! or the copy engine prefetches them itself where it does) or after an explicit
-//! `managed::prefetch` to the device on the same stream. Two layouts: a dense copy and a
+//! `copy_from` moves it into device memory, either at once (the GPU faults the pages in)
+//! or after an explicit `managed::prefetch` to the device on the same stream. Two layouts: a dense copy and a
 //! transpose (a kernel that reads the source through page faults). Prints the median host
-//! time of the whole sequence (writes excluded, the stream synchronised) over 9 rounds.
+//! time of the whole sequence (writes excluded, the stream synchronised) over 9 rounds;
+//! then, with the source already on the GPU ("resident"), the same copy out of the
+//! managed buffer and out of a device buffer ("device"), which tells what a prefetch of
+//! pages already there costs.
 
 use std::sync::Arc;
 use std::time::Instant;
@@ -38,8 +40,16 @@ fn main() -> R<()> {
     let dmr = DeviceMemoryResource::new(&dev)?;
     println!("device: {}; median of {ROUNDS} rounds", dev.name()?);
     println!(
-        "{:<10} {:<10} {:>12} {:>12} {:>12} {:>12} {:>7}",
-        "bytes", "layout", "plain ms", "plain GB/s", "prefetch ms", "prefetch GB/s", "gain"
+        "{:<10} {:<10} {:>12} {:>12} {:>12} {:>12} {:>7} {:>12} {:>12}",
+        "bytes",
+        "layout",
+        "plain ms",
+        "plain GB/s",
+        "prefetch ms",
+        "prefetch GB/s",
+        "gain",
+        "resident ms",
+        "device ms"
     );
     for shift in [16u32, 18, 20, 22, 24, 26, 28] {
         let bytes = 1usize << shift;
@@ -92,18 +102,42 @@ fn main() -> R<()> {
                 v.sort_by(|a, b| a.total_cmp(b));
                 v[v.len() / 2]
             };
+            // The source already on the GPU (prefetched there, not touched since): the
+            // same copy out of managed memory and out of device memory, back to back.
+            let dev_src = dmr.allocate(bytes, &stream)?;
+            managed::prefetch(&src_buf, Location::Device(0), &stream)?;
+            stream.synchronize().map_err(bench_err)?;
+            let mut resident = [vec![], vec![]];
+            for _ in 0..ROUNDS {
+                for (k, from) in [&*src_buf, &dev_src].into_iter().enumerate() {
+                    let src =
+                        StridedMemoryView::from_buffer(from, src_l.clone(), Some(DType::U32))?;
+                    let mut dst = StridedMemoryViewMut::from_buffer_mut(
+                        &mut dst_buf,
+                        dst_l.clone(),
+                        Some(DType::U32),
+                    )?;
+                    let t = Instant::now();
+                    dst.copy_from(&src, Some(&stream))?;
+                    stream.synchronize().map_err(bench_err)?;
+                    resident[k].push(t.elapsed().as_secs_f64() * 1e3);
+                }
+            }
+            let (res_managed, res_device) = (med(&mut resident[0]), med(&mut resident[1]));
             let (plain, pre) = (med(&mut times[0]), med(&mut times[1]));
             let moved = (side * side * 4) as f64;
             let moved = if transposed { moved } else { bytes as f64 };
             println!(
-                "{:<10} {:<10} {:>12.3} {:>12.1} {:>12.3} {:>12.1} {:>7.2}",
+                "{:<10} {:<10} {:>12.3} {:>12.1} {:>12.3} {:>12.1} {:>7.2} {:>12.3} {:>12.3}",
                 bytes,
                 if transposed { "transpose" } else { "dense" },
                 plain,
                 moved / plain / 1e6,
                 pre,
                 moved / pre / 1e6,
-                plain / pre
+                plain / pre,
+                res_managed,
+                res_device
             );
         }
     }

@@ -450,8 +450,7 @@ fn advice_from_a_thread_without_a_current_context() {
 #[ignore = "needs a CUDA device"]
 fn copies_through_managed_memory_the_cpu_just_wrote_are_byte_exact() {
     use stridekit::{DType, Order, StridedLayout, StridedMemoryView, StridedMemoryViewMut};
-    // Large enough that the copy engine prefetches the managed sides to the GPU first
-    // (>= 64 KiB), and a small one that it does not.
+    // A large source (4 MiB, whose pages the GPU faults in) and a small one (16 KiB).
     for side in [1024i64, 64] {
         let (dev, stream, mr) = setup();
         let bytes = (side * side * 4) as usize;

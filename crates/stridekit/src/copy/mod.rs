@@ -17,7 +17,6 @@ mod across;
 pub(crate) mod host;
 mod kernel;
 mod operand;
-mod prefetch;
 mod staged;
 
 use crate::device::Device;
@@ -430,7 +429,6 @@ pub(crate) fn copy_into(
     }
     if let Some(s) = stream {
         order_after_earlier_uses(dst, src, s)?;
-        prefetch::to_copying_device(dst, src, s);
     }
     let cudarc = stream.map(|s| begin_cudarc_uses(dst, src, s));
     run(dst, dmem, src, &plan, stream, opts)?;
