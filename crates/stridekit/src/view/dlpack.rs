@@ -104,8 +104,10 @@ impl StridedMemoryViewBase<'static, ReadOnly> {
     /// A read-only view of a DLPack tensor, which it takes over: the producer's deleter
     /// runs once the view and every view made from it are gone (or at once, on error).
     ///
-    /// Accepted: device types CPU, CUDA, CUDA_HOST and CUDA_MANAGED (checked against the
-    /// driver), up to 64 dimensions, `strides == NULL` as C-contiguous, any `byte_offset`,
+    /// Accepted: device types CPU, CUDA, CUDA_HOST and CUDA_MANAGED, checked against the
+    /// driver (a CPU tensor when the view is made; a CUDA one before its memory is first
+    /// used: a copy, a host read, a descriptor, so making the view asks the driver
+    /// nothing), up to 64 dimensions, `strides == NULL` as C-contiguous, any `byte_offset`,
     /// and every whole-byte scalar data type (those without a [`DType`](crate::DType)
     /// give a view with `dtype() == None`). [`imported_flags`](Self::imported_flags)
     /// tells READ_ONLY and IS_COPIED.
