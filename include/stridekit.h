@@ -29,7 +29,12 @@ struct sk_view; /* declared below; sk_vtable refers to it */
 /**
  * The version of [`sk_vtable`]'s layout; a table of an older version is not used.
  */
-#define SK_VTABLE_VERSION 1
+#define SK_VTABLE_VERSION 2
+
+/**
+ * The last field of every table from version 2 on: what tells a table from other bytes.
+ */
+#define SK_VTABLE_MAGIC 8319400208641649524
 
 /**
  * What a call ended with: `SK_OK` (0) or one of the `SK_ERR_*` codes, each with a
@@ -113,6 +118,10 @@ typedef struct sk_vtable {
                                 const uint32_t*,
                                 const struct sk_tma_options*,
                                 uint8_t*);
+  /**
+   * `SK_VTABLE_MAGIC`.
+   */
+  uint64_t magic;
 } sk_vtable;
 
 /**

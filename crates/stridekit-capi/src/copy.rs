@@ -1,12 +1,18 @@
 //! `sk_view_copy`: a copy between any two views, ordered on a C stream.
 
 use crate::handle::{get, id_of, lookup, read, write};
-use crate::status::{fail, guard, non_null, sk_status, Failure, SK_ERR_INVALID, SK_ERR_READ_ONLY};
+use crate::status::{
+    fail, guard, non_null, sk_status, Failure, SK_ERR_INVALID, SK_ERR_READ_ONLY, SK_OK,
+};
 use crate::view::sk_view;
+use crate::vtable::{failure_of, route, sk_vtable, Route};
+use dlpark::ffi::DLManagedTensorVersioned;
+use std::ffi::c_void;
+use stridekit::dlpack::DlpackTensor;
 use stridekit::view::DynView;
 use stridekit::CopyOptions;
 use stridekit::StreamValue;
-use stridekit::{StridedLayout, StridedMemoryView, StridedMemoryViewMut};
+use stridekit::{StridedMemoryView, StridedMemoryViewMut};
 
 /// Copies `src` into `dst` element by element (any layouts, any memory kinds). Copies
 /// never reinterpret: views whose dtypes are both known and differ are refused with
@@ -70,9 +76,12 @@ unsafe fn copy(
     bits: bool,
 ) -> sk_status {
     // Views made by another copy of the library: both by one other copy, forwarded
-    // whole; mixed, the other copy's view is read through its plain fields below.
+    // whole; mixed, the other copy exports its view (see `through_table`).
     // SAFETY: the caller's promise (views made by other copies carry their tables).
-    let (fd, fs) = unsafe { (crate::vtable::foreign(dst), crate::vtable::foreign(src)) };
+    let (fd, fs) = match unsafe { (route(dst), route(src)) } {
+        (Route::Refused(s), _) | (_, Route::Refused(s)) => return s,
+        (d, s) => (d.table(), s.table()),
+    };
     if let (Some(a), Some(b)) = (fd, fs) {
         if std::ptr::eq(a, b) {
             let f = if bits { a.copy_bits } else { a.copy };
@@ -93,19 +102,8 @@ unsafe fn copy(
             }
         };
         if fd.is_some() || fs.is_some() {
-            // SAFETY: the caller's promise; a view of another copy stays live for the call.
-            return unsafe {
-                mixed_copy(
-                    op,
-                    dst,
-                    src,
-                    fd.is_some(),
-                    fs.is_some(),
-                    stream,
-                    blocking,
-                    bits,
-                )
-            };
+            // SAFETY: the caller's promise.
+            return unsafe { mixed_copy(op, dst, src, fd, fs, stream, blocking, bits) };
         }
         // SAFETY: the caller's promise (NULL is refused inside).
         let (did, sid) = unsafe { (id_of(op, "dst", dst)?, id_of(op, "src", src)?) };
@@ -149,68 +147,59 @@ unsafe fn copy(
     })
 }
 
-/// A view of another copy of the library, rebuilt here from its plain fields (pointer,
-/// shape, strides, itemsize, dtype, read-only): its copy keeps the memory alive.
+/// A view of another copy of the library, as that copy exports it: a DLPack tensor made
+/// by its `sk_view_to_dlpack`, under its lock. The export checks that the view is live
+/// (a stale or released view is that copy's `SK_ERR_RELEASED`), keeps the memory alive
+/// until the tensor's deleter runs (a release on another thread meanwhile frees nothing),
+/// and carries READ_ONLY for a read-only view (whatever the caller's struct says). A view
+/// whose struct says its dtype is unknown is taken without the tensor's dtype (the export
+/// names one of its itemsize).
 ///
 /// # Safety
-/// `view` is a live view of another copy, kept live for as long as the result is used.
-unsafe fn from_fields(op: &str, view: *const sk_view) -> Result<DynView<'static>, Failure> {
-    // SAFETY: readable (caller).
-    let v = unsafe { &*view };
-    let n = usize::try_from(v.ndim)
-        .ok()
-        .filter(|&n| n <= 64)
-        .ok_or_else(|| {
-            fail(
-                SK_ERR_INVALID,
-                format!("{op}: a foreign view has ndim {}", v.ndim),
-            )
-        })?;
-    let (shape, strides) = if n == 0 {
-        (Vec::new(), Vec::new())
-    } else {
-        non_null(op, "shape", v.shape)?;
-        non_null(op, "strides", v.strides)?;
-        // SAFETY: a live view's arrays hold `ndim` values (the other copy made them).
-        unsafe {
-            (
-                std::slice::from_raw_parts(v.shape, n).to_vec(),
-                std::slice::from_raw_parts(v.strides, n).to_vec(),
-            )
-        }
-    };
-    let layout = StridedLayout::new(&shape, &strides, v.itemsize.max(0) as usize)
+/// `view` points to a readable `sk_view` made by `table`'s copy.
+unsafe fn through_table(
+    op: &str,
+    table: &sk_vtable,
+    view: *const sk_view,
+) -> Result<DynView<'static>, Failure> {
+    let mut raw: *mut c_void = std::ptr::null_mut();
+    // SAFETY: the other copy's entry point, with a view it made and a writable out-pointer.
+    let status = unsafe { (table.to_dlpack)(view, true, &mut raw) };
+    if status != SK_OK {
+        return Err(failure_of(table, status));
+    }
+    // SAFETY: on success the other copy wrote a live DLPack 1.x tensor that we now own.
+    let tensor = unsafe { DlpackTensor::from_raw_versioned(raw as *mut DLManagedTensorVersioned) }
         .map_err(|e| fail(SK_ERR_INVALID, format!("{op}: {e}")))?;
-    let dtype = if v.dtype.bits == 0 {
-        None
+    // SAFETY: readable (caller).
+    let unknown = unsafe { (*view).dtype.bits } == 0;
+    let read_only = tensor.flags().contains(dlpark::DlpackFlags::READ_ONLY);
+    Ok(if read_only {
+        // SAFETY: the other copy's export vouches for the memory until its deleter runs.
+        let v = unsafe { StridedMemoryView::from_dlpack(tensor) }?;
+        DynView::ReadOnly(if unknown { v.without_dtype() } else { v })
     } else {
-        stridekit::dlpack::dtype_from_dlpack("copy", v.dtype)?.0
-    };
-    Ok(if v.readonly {
-        // SAFETY: the other copy's live view vouches for the memory (caller).
-        DynView::ReadOnly(unsafe {
-            StridedMemoryView::from_foreign_span(v.ptr as u64, &layout, dtype, ())
-        }?)
-    } else {
-        // SAFETY: as above; the caller passes it as the one writer for the call.
-        DynView::Writable(unsafe {
-            StridedMemoryViewMut::from_foreign_span_mut(v.ptr as u64, &layout, dtype, ())
-        }?)
+        // SAFETY: as above; a writable view's export is the one writer for the call
+        // (the caller's promise that no other thread uses `dst`).
+        let v = unsafe { StridedMemoryViewMut::from_dlpack(tensor) }?;
+        DynView::Writable(if unknown { v.without_dtype() } else { v })
     })
 }
 
 /// A copy between a view of this copy and a view of another (or views of two others):
-/// each side of this copy under its lock, each foreign side rebuilt from its fields.
+/// each side of this copy under its lock, each foreign side exported by its own copy
+/// ([`through_table`]). The exports' memory is released when the copy is done: a
+/// mixed copy returns once the GPU has finished it.
 ///
 /// # Safety
-/// As for `sk_view_copy`; the other copies' views stay live for the call.
+/// As for `sk_view_copy`.
 #[allow(clippy::too_many_arguments)]
 unsafe fn mixed_copy(
     op: &str,
     dst: *const sk_view,
     src: *const sk_view,
-    dst_foreign: bool,
-    src_foreign: bool,
+    dst_table: Option<&'static sk_vtable>,
+    src_table: Option<&'static sk_vtable>,
     stream: usize,
     blocking: Option<bool>,
     bits: bool,
@@ -221,10 +210,12 @@ unsafe fn mixed_copy(
         allocator: None,
         bits,
     };
+    non_null(op, "dst", dst)?;
+    non_null(op, "src", src)?;
     let (src_dyn, src_shared, src_guard);
-    let from = if src_foreign {
+    let from = if let Some(t) = src_table {
         // SAFETY: the caller's promise.
-        src_dyn = unsafe { from_fields(op, src) }?;
+        src_dyn = unsafe { through_table(op, t, src) }?;
         src_dyn.as_view()
     } else {
         // SAFETY: the caller's promise.
@@ -233,9 +224,9 @@ unsafe fn mixed_copy(
         src_guard.held.as_view()
     };
     let (mut dst_dyn, dst_shared, mut dst_guard);
-    let held: &mut DynView<'static> = if dst_foreign {
+    let held: &mut DynView<'static> = if let Some(t) = dst_table {
         // SAFETY: the caller's promise.
-        dst_dyn = unsafe { from_fields(op, dst) }?;
+        dst_dyn = unsafe { through_table(op, t, dst) }?;
         &mut dst_dyn
     } else {
         // SAFETY: the caller's promise.

@@ -55,7 +55,13 @@ impl From<Error> for Failure {
             Error::Unsupported { .. } => SK_ERR_UNSUPPORTED,
             _ => SK_ERR_INVALID,
         };
-        Failure(code, e.to_string())
+        let msg = match &e {
+            Error::DtypeMismatch { op, src, dst } => format!(
+                "{op}: the source is {src:?} and the destination {dst:?}; a copy never converts or reinterprets elements, so the dtypes must match (sk_view_copy_bits copies the bytes as they are)"
+            ),
+            _ => e.to_string(),
+        };
+        Failure(code, msg)
     }
 }
 
@@ -85,6 +91,16 @@ pub(crate) fn set_last(msg: &str) {
             *slot = c;
         }
     });
+}
+
+/// The calling thread's last message, as text.
+pub(crate) fn last_message() -> String {
+    LAST.try_with(|l| {
+        l.try_borrow()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_default()
+    })
+    .unwrap_or_default()
 }
 
 /// Runs `f`, turning an error or a panic into a status and a message.

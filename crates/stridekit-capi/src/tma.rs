@@ -47,10 +47,14 @@ pub unsafe extern "C" fn sk_tensor_map_tiled(
 ) -> sk_status {
     const OP: &str = "sk_tensor_map_tiled";
     // SAFETY: the caller's promise (a view made by another copy carries its table).
-    if let Some(vt) = unsafe { crate::vtable::foreign(view) } {
-        // SAFETY: forwarded with the caller's arguments to the copy that made the view.
-        let s = unsafe { (vt.tensor_map_tiled)(view, rank, box_dim, options, out) };
-        return crate::vtable::forwarded(vt, s);
+    match unsafe { crate::vtable::route(view) } {
+        crate::vtable::Route::There(vt) => {
+            // SAFETY: forwarded with the caller's arguments to the copy that made the view.
+            let s = unsafe { (vt.tensor_map_tiled)(view, rank, box_dim, options, out) };
+            return crate::vtable::forwarded(vt, s);
+        }
+        crate::vtable::Route::Refused(status) => return status,
+        crate::vtable::Route::Here => {}
     }
     guard(|| {
         non_null(OP, "out", out)?;

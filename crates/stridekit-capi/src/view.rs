@@ -2,7 +2,7 @@
 
 use crate::handle::{lookup, read, register, release, Handle};
 use crate::status::{fail, guard, non_null, sk_status, Failure, SK_ERR_INVALID};
-use crate::vtable::{foreign, forwarded};
+use crate::vtable::forwarded;
 use dlpark::ffi::{DLDataType, DLDataTypeCode, DLManagedTensor, DLManagedTensorVersioned};
 use std::ffi::c_void;
 use stridekit::dlpack::{dtype_from_dlpack, dtype_to_dlpack, DlpackTensor};
@@ -299,9 +299,13 @@ pub unsafe extern "C" fn sk_view_to_dlpack(
 ) -> sk_status {
     const OP: &str = "sk_view_to_dlpack";
     // SAFETY: the caller's promise (a view made by another copy carries its table).
-    if let Some(vt) = unsafe { foreign(view) } {
-        // SAFETY: forwarded with the caller's arguments to the copy that made the view.
-        return forwarded(vt, unsafe { (vt.to_dlpack)(view, versioned, out) });
+    match unsafe { crate::vtable::route(view) } {
+        crate::vtable::Route::There(vt) => {
+            // SAFETY: forwarded with the caller's arguments to the copy that made the view.
+            return forwarded(vt, unsafe { (vt.to_dlpack)(view, versioned, out) });
+        }
+        crate::vtable::Route::Refused(status) => return status,
+        crate::vtable::Route::Here => {}
     }
     guard(|| {
         non_null(OP, "out", out)?;
@@ -340,9 +344,13 @@ pub unsafe extern "C" fn sk_view_to_dlpack(
 #[no_mangle]
 pub unsafe extern "C" fn sk_view_release(view: *mut sk_view) -> sk_status {
     // SAFETY: the caller's promise (a view made by another copy carries its table).
-    if let Some(vt) = unsafe { foreign(view) } {
-        // SAFETY: forwarded with the caller's arguments to the copy that made the view.
-        return forwarded(vt, unsafe { (vt.release)(view) });
+    match unsafe { crate::vtable::route(view) } {
+        crate::vtable::Route::There(vt) => {
+            // SAFETY: forwarded with the caller's arguments to the copy that made the view.
+            return forwarded(vt, unsafe { (vt.release)(view) });
+        }
+        crate::vtable::Route::Refused(status) => return status,
+        crate::vtable::Route::Here => {}
     }
     // SAFETY: the caller's promise.
     guard(|| unsafe { release("sk_view_release", view) })
@@ -359,9 +367,13 @@ pub unsafe extern "C" fn sk_view_release(view: *mut sk_view) -> sk_status {
 pub unsafe extern "C" fn sk_view_required_size(view: *const sk_view, out: *mut i64) -> sk_status {
     const OP: &str = "sk_view_required_size";
     // SAFETY: the caller's promise (a view made by another copy carries its table).
-    if let Some(vt) = unsafe { foreign(view) } {
-        // SAFETY: forwarded with the caller's arguments to the copy that made the view.
-        return forwarded(vt, unsafe { (vt.required_size)(view, out) });
+    match unsafe { crate::vtable::route(view) } {
+        crate::vtable::Route::There(vt) => {
+            // SAFETY: forwarded with the caller's arguments to the copy that made the view.
+            return forwarded(vt, unsafe { (vt.required_size)(view, out) });
+        }
+        crate::vtable::Route::Refused(status) => return status,
+        crate::vtable::Route::Here => {}
     }
     guard(|| {
         non_null(OP, "out", out)?;
@@ -395,9 +407,13 @@ pub unsafe extern "C" fn sk_view_is_contiguous(
 ) -> sk_status {
     const OP: &str = "sk_view_is_contiguous";
     // SAFETY: the caller's promise (a view made by another copy carries its table).
-    if let Some(vt) = unsafe { foreign(view) } {
-        // SAFETY: forwarded with the caller's arguments to the copy that made the view.
-        return forwarded(vt, unsafe { (vt.is_contiguous)(view, order, out) });
+    match unsafe { crate::vtable::route(view) } {
+        crate::vtable::Route::There(vt) => {
+            // SAFETY: forwarded with the caller's arguments to the copy that made the view.
+            return forwarded(vt, unsafe { (vt.is_contiguous)(view, order, out) });
+        }
+        crate::vtable::Route::Refused(status) => return status,
+        crate::vtable::Route::Here => {}
     }
     guard(|| {
         non_null(OP, "out", out)?;

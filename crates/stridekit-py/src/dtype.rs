@@ -62,6 +62,16 @@ fn ml_dtypes_name(d: DType) -> Option<&'static str> {
     })
 }
 
+/// The name Python users know a dtype by: NumPy's, ml_dtypes', or "complex32".
+pub(crate) fn python_name(d: DType) -> &'static str {
+    numpy_name(d)
+        .or_else(|| ml_dtypes_name(d))
+        .unwrap_or(match d {
+            DType::Complex32 => "complex32",
+            _ => "an element type without a Python name",
+        })
+}
+
 /// complex32 (two float16) has no scalar type in NumPy or ml_dtypes: it is the record
 /// `[("real", float16), ("imag", float16)]`, which keeps both halves' meaning.
 fn complex32_fields() -> [(&'static str, &'static str); 2] {

@@ -20,6 +20,13 @@ pub(crate) fn to_py(e: Error) -> PyErr {
         Error::Driver { source, .. } => Some(source.0 as i64),
         Error::NoDriver { .. } | Error::NoDevice { .. } | Error::Unsupported { .. } => None,
         Error::ElementType { .. } => return PyTypeError::new_err(msg),
+        Error::DtypeMismatch { src, dst, .. } => {
+            return PyValueError::new_err(format!(
+                "copy_from/copy_to: the source is {} and the destination {}; a copy never converts or reinterprets elements, so the dtypes must match (pass bits=True to copy the bytes as they are)",
+                crate::dtype::python_name(*src),
+                crate::dtype::python_name(*dst)
+            ))
+        }
         _ => return PyValueError::new_err(msg),
     };
     Python::attach(|py| {

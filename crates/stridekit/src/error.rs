@@ -69,6 +69,18 @@ pub enum Error {
         /// What broke.
         what: String,
     },
+    /// A copy between two known, different dtypes without a request for the bits: copies
+    /// never convert or reinterpret. Each front names its own way to ask for the bits
+    /// (this message names Rust's).
+    #[error("{op}: the source is {src:?} and the destination {dst:?}; a copy never converts or reinterprets elements, so the dtypes must match (copy_bits_from, or CopyOptions {{ bits: true }}, copies the bytes as they are)")]
+    DtypeMismatch {
+        /// The operation.
+        op: &'static str,
+        /// The source's dtype.
+        src: crate::DType,
+        /// The destination's dtype.
+        dst: crate::DType,
+    },
     /// Memory could not be had: the system (or the driver) refused an allocation.
     #[error("{op}: could not allocate {bytes} bytes; the memory is not available")]
     OutOfMemory {

@@ -32,6 +32,18 @@ pub struct PointerInfo {
     pub device_accessible: bool,
 }
 
+/// Whether kernels reach the host memory at `ptr` at that same address (page-locked
+/// memory mapped into the device's address space, as unified addressing maps
+/// `cuMemHostAlloc` memory): the driver's device pointer for it is `ptr` itself.
+pub(crate) fn mapped_at_same_address(ptr: u64) -> Result<bool> {
+    const OP: &str = "pointer_info";
+    ensure(OP)?;
+    // SAFETY: the driver is loaded (ensure); the driver reads no memory at `ptr`.
+    let (status, a) = unsafe { dp::attributes(ptr) };
+    check(OP, "cuPointerGetAttributes", status)?;
+    Ok(a.mem_type == dp::MEMORY_TYPE_HOST && a.device_pointer == ptr)
+}
+
 /// Asks the driver, in one `cuPointerGetAttributes` call, what `ptr` is.
 ///
 /// Ordinary host memory is not an error: it is [`PointerKind::Pageable`], host-only.

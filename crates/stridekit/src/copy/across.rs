@@ -15,7 +15,7 @@ use super::{kernel, run, CopyOptions, Operand};
 use crate::device::Device;
 use crate::driver::{bind_stream, check, memory as dmem};
 use crate::error::Result;
-use crate::memory::{mark, DeviceMemoryResource, MemoryResource, Region};
+use crate::memory::{finish, DeviceMemoryResource, MemoryResource, Region, Usage};
 use crate::peer;
 use crate::runtime::Runtime;
 use crate::stream::wait_for_producer;
@@ -89,6 +89,9 @@ pub(super) fn copy_across(
     )?;
     let tmp_d = DeviceMemoryResource::new(&dev_d)?.allocate(bytes, &s_dst)?;
     wait_for_producer(&s_src, &s_dst)?;
+    // The transfer on the destination's stream reads the gathered temporary, which is
+    // released on the source's: recorded, so that its release waits for the transfer.
+    let read = tmp_s.pending().begin(OP, Usage::Read, &s_dst)?;
     bind_stream(OP, &s_dst)?;
     // SAFETY: both temporaries hold `bytes`; the contexts are the devices' live primary
     // contexts; the copy is ordered after the gather (event above).
@@ -102,7 +105,7 @@ pub(super) fn copy_across(
             s_dst.cu_stream(),
         )
     })?;
-    tmp_s.pending().record(OP, &mark(OP, &s_dst)?)?;
+    finish(OP, &s_dst, [(tmp_s.pending(), read)])?;
     let moved = Operand::of_buffer(OP, &tmp_d, packed.clone(), src.dtype())?.read_only();
     run(
         dst,

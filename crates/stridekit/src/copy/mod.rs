@@ -21,7 +21,7 @@ mod staged;
 
 use crate::device::Device;
 use crate::error::{driver, invalid, Result};
-use crate::memory::{mark, raw_copy, Region};
+use crate::memory::{raw_copy, PendingWork, Region, Usage};
 use crate::memory::{
     Buffer, DeviceMemoryResource, MemoryKind, MemoryResource, PinnedMemoryResource,
 };
@@ -37,7 +37,9 @@ pub struct CopyOptions<'r> {
     /// copies that touch host memory always wait (the host side is borrowed).
     pub blocking: Option<bool>,
     /// Where device temporaries come from; default: the device's default memory pool.
-    /// What it hands back is checked (size, kind, device, alignment) before use.
+    /// What it hands back is checked (size, kind, device, alignment) before use: device
+    /// memory of the stream's device, managed memory, or mapped page-locked host memory
+    /// (kernels reach all three).
     pub allocator: Option<&'r dyn MemoryResource>,
     /// Copy the bytes even when the two views carry different dtypes (an explicit
     /// reinterpretation, as `copy_bits_from` asks for). Default: such copies are refused.
@@ -118,10 +120,16 @@ fn check_allocation(
         b.ptr(),
         b.device_ordinal()
     );
+    let reachable = match b.kind() {
+        MemoryKind::Device | MemoryKind::Managed => true,
+        // Page-locked host memory, when the driver maps it for kernels at its own address.
+        MemoryKind::PinnedHost => bytes == 0 || crate::pointer::mapped_at_same_address(b.ptr())?,
+        MemoryKind::Host => false,
+    };
     let rule = if b.size() < bytes {
         Some("a temporary must hold every byte asked for")
-    } else if !matches!(b.kind(), MemoryKind::Device | MemoryKind::Managed) {
-        Some("a device temporary must be device or managed memory, which kernels reach")
+    } else if !reachable {
+        Some("a device temporary must be memory that kernels of the stream's device reach: device, managed, or page-locked host memory mapped into the device's address space (pageable and unmapped page-locked memory are not)")
     } else if b.kind() == MemoryKind::Device && b.device_ordinal() != Some(device) {
         Some("a device temporary must be on the stream's device")
     } else if bytes > 0 && !b.ptr().is_multiple_of(16) {
@@ -242,13 +250,14 @@ fn host_to_device(
         pin = cx.staging(packed.byte_span().1)?;
         let p = CopyPlan::new(&packed, src.layout())?;
         host::copy(OP, &p, Region::of_buffer(&pin), src.region()?)?;
-        pin.pending().record(OP, &mark(OP, cx.stream)?)?;
         (packed, Region::of_buffer(&pin))
     } else {
         (src.layout().rebased()?, src.span_region()?)
     };
     let bytes = staged_layout.byte_span().1;
     let tmp = cx.temp(bytes)?;
+    // The staging buffer is released on its allocation stream, this one, after the
+    // transfer that reads it.
     raw_copy(OP, Region::of_buffer(&tmp), staged, bytes, cx.stream)?;
     let plan = CopyPlan::new(dst.layout(), &staged_layout)?;
     cx.on_device(&plan, dmem, Region::of_buffer(&tmp))
@@ -418,26 +427,25 @@ pub(crate) fn copy_into(
         if plan.volume == 0 {
             return Ok(());
         }
-        order_after_earlier_uses(dst, src, stream)?;
+        let uses = begin_uses(dst, src, stream)?;
         let cudarc = begin_cudarc_uses(dst, src, stream);
-        across::copy_across(dst, dmem, src, pair, &plan, stream, opts)?;
+        let queued = across::copy_across(dst, dmem, src, pair, &plan, stream, opts);
         drop(cudarc);
-        return finish(dst, src, stream, opts);
+        return finish(dst, src, stream, opts, uses, queued);
     }
     if plan.volume == 0 {
         return Ok(());
     }
-    if let Some(s) = stream {
-        order_after_earlier_uses(dst, src, s)?;
-    }
-    let cudarc = stream.map(|s| begin_cudarc_uses(dst, src, s));
-    run(dst, dmem, src, &plan, stream, opts)?;
+    let Some(stream) = stream else {
+        // Host to host on the CPU (`run` waits for recorded GPU work first).
+        return run(dst, dmem, src, &plan, None, opts);
+    };
+    let uses = begin_uses(dst, src, stream)?;
+    let cudarc = begin_cudarc_uses(dst, src, stream);
+    let queued = run(dst, dmem, src, &plan, Some(stream), opts);
     // Recorded on cudarc's events now that the copy is queued.
     drop(cudarc);
-    match stream {
-        Some(stream) => finish(dst, src, stream, opts),
-        None => Ok(()),
-    }
+    finish(dst, src, stream, opts, uses, queued)
 }
 
 /// Orders `stream` after cudarc's earlier work on either side's slice; the guards record
@@ -468,49 +476,50 @@ fn check_dtypes(
     opts: &CopyOptions<'_>,
 ) -> Result<()> {
     match (dst.dtype(), src.dtype()) {
-        (Some(d), Some(s)) if d != s && !opts.bits => Err(invalid(
-            op,
-            format!(
-                "the source is {s:?} and the destination {d:?}; a copy never converts or reinterprets elements, so the dtypes must match (copy_bits_from, or CopyOptions {{ bits: true }}, copies the bytes as they are)"
-            ),
-        )),
+        (Some(d), Some(s)) if d != s && !opts.bits => {
+            Err(crate::Error::DtypeMismatch { op, src: s, dst: d })
+        }
         _ => Ok(()),
     }
 }
 
-/// Before a copy on `stream`: the stream waits for every GPU use recorded on either
-/// view's memory (on whatever stream it ran).
-fn order_after_earlier_uses(
-    dst: &Operand<'_>,
-    src: &Operand<'_>,
+/// The uses of a copy on its views' memory, begun: the destination's a write, the
+/// source's a read (one write where both are the same memory).
+type CopyUses<'p> = smallvec::SmallVec<[(&'p PendingWork, crate::memory::Use); 2]>;
+
+/// Before a copy on `stream`: the stream waits for the recorded GPU uses the copy must
+/// follow (on whatever stream they ran): every use of the destination, the writes of
+/// the source.
+fn begin_uses<'p>(
+    dst: &Operand<'p>,
+    src: &Operand<'p>,
     stream: &Arc<CudaStream>,
-) -> Result<()> {
-    for p in [dst.pending(), src.pending()].into_iter().flatten() {
-        p.order_before("copy", stream)?;
+) -> Result<CopyUses<'p>> {
+    const OP: &str = "copy";
+    let mut uses = CopyUses::new();
+    for (o, usage) in [(dst, Usage::Write), (src, Usage::Read)] {
+        if let Some(p) = o.pending() {
+            uses.push((p, p.begin(OP, usage, stream)?));
+        }
     }
-    Ok(())
+    Ok(uses)
 }
 
-/// After a copy on `stream`: records it on both views' memory (so that releases, later
-/// uses and host reads wait for it), then waits when the copy touches host memory or
-/// the caller asked to block.
+/// After a copy on `stream` was queued (or failed partway): records it on both views'
+/// memory (so that releases, later uses and host reads wait for whatever was queued),
+/// then waits when the copy touches host memory or the caller asked to block.
 fn finish(
     dst: &Operand<'_>,
     src: &Operand<'_>,
     stream: &Arc<CudaStream>,
     opts: &CopyOptions<'_>,
+    uses: CopyUses<'_>,
+    queued: Result<()>,
 ) -> Result<()> {
     const OP: &str = "copy";
-    let tracked: Vec<_> = [dst.pending(), src.pending()]
-        .into_iter()
-        .flatten()
-        .collect();
-    if !tracked.is_empty() {
-        let done = mark(OP, stream)?;
-        for p in tracked {
-            p.record(OP, &done)?;
-        }
-    }
+    let recorded = crate::memory::finish(OP, stream, uses);
+    queued?;
+    recorded?;
     let touches_host = side(dst) == Side::Host || side(src) == Side::Host;
     if touches_host || opts.blocking == Some(true) {
         stream

@@ -10,6 +10,7 @@ use crate::driver::managed::{self as dm, LocatedBatch};
 use crate::driver::{bind_stream, ensure, has_symbol, require_symbol};
 use crate::driver::{check, types::CUmemLocation};
 use crate::error::{invalid, Result};
+use crate::memory::{finish, Usage};
 use cudarc::driver::CudaStream;
 
 /// Where a batch goes: one location for every range, or one per range.
@@ -181,8 +182,31 @@ pub fn prefetch<'a>(
     location.check(OP, LocationUse::Prefetch, Some(n))?;
     require_location_access(OP, location)?;
     require_concurrent_access(OP, stream.context().ordinal())?;
-    bind_stream(OP, stream)?;
-    single_prefetch(OP, range.ptr(), range.size(), location, stream)
+    recorded(OP, &[range], Usage::Read, stream, || {
+        bind_stream(OP, stream)?;
+        single_prefetch(OP, range.ptr(), range.size(), location, stream)
+    })
+}
+
+/// Queues `work` on `stream` as a use of kind `usage` of every range that carries a
+/// buffer's record: ordered after the uses it must follow, then recorded (also when
+/// queuing failed partway).
+fn recorded(
+    op: &'static str,
+    ranges: &[ManagedRange<'_>],
+    usage: Usage,
+    stream: &CudaStream,
+    work: impl FnOnce() -> Result<()>,
+) -> Result<()> {
+    let mut uses = Vec::new();
+    for r in ranges {
+        if let Some(p) = r.pending() {
+            uses.push((p, p.begin(op, usage, stream)?));
+        }
+    }
+    let queued = work();
+    finish(op, stream, uses)?;
+    queued
 }
 
 /// Discards the range's contents on `stream`: its pages lose their data (reads see
@@ -238,26 +262,30 @@ pub fn prefetch_batch<'l>(
             require_location_access(OP, *loc)?;
         }
         require_concurrent_access(OP, stream.context().ordinal())?;
-        bind_stream(OP, stream)?;
-        for i in 0..plan.ptrs.len() {
-            single_prefetch(
-                OP,
-                plan.ptrs[i],
-                plan.sizes[i],
-                location_of(&plan, i),
-                stream,
-            )?;
-        }
-        return Ok(());
+        return recorded(OP, ranges, Usage::Read, stream, || {
+            bind_stream(OP, stream)?;
+            for i in 0..plan.ptrs.len() {
+                single_prefetch(
+                    OP,
+                    plan.ptrs[i],
+                    plan.sizes[i],
+                    location_of(&plan, i),
+                    stream,
+                )?;
+            }
+            Ok(())
+        });
     }
     prepare_batch(OP, PREFETCH_BATCH, &plan, stream)?;
-    located_batch(
-        OP,
-        "cuMemPrefetchBatchAsync",
-        LocatedBatch::Prefetch,
-        plan,
-        stream,
-    )
+    recorded(OP, ranges, Usage::Read, stream, || {
+        located_batch(
+            OP,
+            "cuMemPrefetchBatchAsync",
+            LocatedBatch::Prefetch,
+            plan,
+            stream,
+        )
+    })
 }
 
 fn located_batch(
@@ -300,10 +328,13 @@ fn discard_batch_op(
     ensure(op)?;
     require_symbol(op, DISCARD_BATCH)?;
     prepare_batch(op, DISCARD_BATCH, &plan, stream)?;
-    // SAFETY: the driver has the entry point (checked); `ptrs`/`sizes` hold `count`
-    // entries; flags must be 0; the ranges are managed memory.
-    check(op, "cuMemDiscardBatchAsync", unsafe {
-        dm::discard_batch(&mut plan.ptrs, &mut plan.sizes, stream.cu_stream())
+    // A discard destroys the contents: it waits for every recorded use, as a write.
+    recorded(op, ranges, Usage::Write, stream, || {
+        // SAFETY: the driver has the entry point (checked); `ptrs`/`sizes` hold `count`
+        // entries; flags must be 0; the ranges are managed memory.
+        check(op, "cuMemDiscardBatchAsync", unsafe {
+            dm::discard_batch(&mut plan.ptrs, &mut plan.sizes, stream.cu_stream())
+        })
     })
 }
 
@@ -334,13 +365,15 @@ fn discard_and_prefetch_op(
     ensure(op)?;
     require_symbol(op, DISCARD_AND_PREFETCH_BATCH)?;
     prepare_batch(op, DISCARD_AND_PREFETCH_BATCH, &plan, stream)?;
-    located_batch(
-        op,
-        "cuMemDiscardAndPrefetchBatchAsync",
-        LocatedBatch::DiscardAndPrefetch,
-        plan,
-        stream,
-    )
+    recorded(op, ranges, Usage::Write, stream, || {
+        located_batch(
+            op,
+            "cuMemDiscardAndPrefetchBatchAsync",
+            LocatedBatch::DiscardAndPrefetch,
+            plan,
+            stream,
+        )
+    })
 }
 
 #[cfg(test)]

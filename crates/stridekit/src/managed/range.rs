@@ -1,7 +1,7 @@
 //! `ManagedRange` (a span of managed memory) and `ManagedBuffer` (an owned one).
 
 use crate::error::{invalid, Result};
-use crate::memory::{Buffer, MemoryKind};
+use crate::memory::{Buffer, MemoryKind, PendingWork};
 use crate::pointer::{pointer_info, PointerKind};
 use std::marker::PhantomData;
 use std::ops::Deref;
@@ -11,13 +11,27 @@ use std::ops::Deref;
 ///
 /// A range borrows the buffer it came from, so it cannot outlive the memory. Building one
 /// checks that the memory is managed; nothing else reaches the driver.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+///
+/// A range of a stridekit buffer carries the buffer's record of GPU work: a discard waits
+/// for every use recorded on the buffer (on any stream) and is recorded as a write; a
+/// prefetch is recorded as a read, so that a release waits for it.
+#[derive(Debug, Clone, Copy)]
 pub struct ManagedRange<'a> {
     ptr: u64,
     size: usize,
     device: Option<usize>,
+    pending: Option<&'a PendingWork>,
     _memory: PhantomData<&'a ()>,
 }
+
+/// Two ranges are equal when they cover the same bytes of the same device's memory.
+impl PartialEq for ManagedRange<'_> {
+    fn eq(&self, other: &Self) -> bool {
+        (self.ptr, self.size, self.device) == (other.ptr, other.size, other.device)
+    }
+}
+
+impl Eq for ManagedRange<'_> {}
 
 impl<'a> ManagedRange<'a> {
     pub(crate) fn new_unchecked(ptr: u64, size: usize, device: Option<usize>) -> Self {
@@ -25,8 +39,22 @@ impl<'a> ManagedRange<'a> {
             ptr,
             size,
             device,
+            pending: None,
             _memory: PhantomData,
         }
+    }
+
+    /// All of `buffer`, with its record (the caller checked that it is managed memory).
+    fn of_buffer_unchecked(buffer: &'a Buffer) -> Self {
+        ManagedRange {
+            pending: Some(buffer.pending()),
+            ..Self::new_unchecked(buffer.ptr(), buffer.size(), buffer.device_ordinal())
+        }
+    }
+
+    /// The record of GPU work on the buffer this range came from, if it came from one.
+    pub(crate) fn pending(&self) -> Option<&'a PendingWork> {
+        self.pending
     }
 
     /// The whole of `buffer`, which must be managed memory.
@@ -48,11 +76,7 @@ impl<'a> ManagedRange<'a> {
                 ),
             ));
         }
-        Ok(Self::new_unchecked(
-            buffer.ptr(),
-            buffer.size(),
-            buffer.device_ordinal(),
-        ))
+        Ok(Self::of_buffer_unchecked(buffer))
     }
 
     /// A foreign managed allocation of `size` bytes at `ptr`. The driver is asked what
@@ -105,11 +129,11 @@ impl<'a> ManagedRange<'a> {
     /// ```
     pub fn sub(&self, offset: usize, len: usize) -> Result<ManagedRange<'a>> {
         match offset.checked_add(len) {
-            Some(end) if end <= self.size => Ok(ManagedRange::new_unchecked(
-                self.ptr + offset as u64,
-                len,
-                self.device,
-            )),
+            Some(end) if end <= self.size => Ok(ManagedRange {
+                ptr: self.ptr + offset as u64,
+                size: len,
+                ..*self
+            }),
             _ => Err(invalid(
                 "ManagedRange::sub",
                 format!(
@@ -226,18 +250,13 @@ impl ManagedBuffer {
 
     /// The whole buffer as a range.
     pub fn range(&self) -> ManagedRange<'_> {
-        ManagedRange::new_unchecked(
-            self.buffer.ptr(),
-            self.buffer.size(),
-            self.buffer.device_ordinal(),
-        )
+        ManagedRange::of_buffer_unchecked(&self.buffer)
     }
 
     /// The whole buffer as an exclusive range (for a discard).
     pub fn exclusive_range(&mut self) -> ExclusiveRange<'_> {
-        let range = self.range();
         ExclusiveRange {
-            range: ManagedRange::new_unchecked(range.ptr, range.size, range.device),
+            range: ManagedRange::of_buffer_unchecked(&self.buffer),
             _exclusive: PhantomData,
         }
     }

@@ -1,6 +1,6 @@
 //! `Buffer`: a span of memory, who frees it, and contiguous copies.
 
-use super::pending::{mark, PendingWork};
+use super::pending::{finish, PendingWork, Usage};
 use super::{Deallocate, MemoryKind, Region};
 use crate::driver::{bind_stream, check};
 use crate::error::{driver, invalid, report_drop_failure, Result};
@@ -197,7 +197,7 @@ impl Buffer {
         const OP: &str = "Buffer::release";
         match self.release.take() {
             Some(Release::Resource { by, .. }) => {
-                self.pending.order_before(OP, stream)?;
+                self.pending.order_before(OP, Usage::Write, stream)?;
                 by.deallocate(self.ptr, self.size, stream)
             }
             Some(Release::Owner(owner)) => {
@@ -259,7 +259,7 @@ impl Buffer {
             };
             return Ok(());
         }
-        self.pending.order_before(OP, stream)?;
+        self.pending.order_before(OP, Usage::Write, stream)?;
         let n = bytes.len();
         raw_copy(
             OP,
@@ -298,7 +298,7 @@ impl Buffer {
             };
             return Ok(());
         }
-        self.pending.order_before(OP, stream)?;
+        self.pending.order_before(OP, Usage::Read, stream)?;
         let n = bytes.len();
         raw_copy(
             OP,
@@ -328,19 +328,20 @@ impl Buffer {
             unsafe { std::ptr::copy(src.ptr as *const u8, self.ptr as *mut u8, self.size) };
             return Ok(());
         }
-        self.pending.order_before(OP, stream)?;
-        src.pending.order_before(OP, stream)?;
+        // Both uses begin before the work and are recorded after it, also when queuing it
+        // failed halfway.
+        let write = self.pending.begin(OP, Usage::Write, stream)?;
+        let read = src.pending.begin(OP, Usage::Read, stream)?;
         let n = self.size;
-        raw_copy(
+        let queued = raw_copy(
             OP,
             Region::of_buffer_mut(self),
             Region::of_buffer(src),
             n,
             stream,
-        )?;
-        let done = mark(OP, stream)?;
-        self.pending.record(OP, &done)?;
-        src.pending.record(OP, &done)
+        );
+        finish(OP, stream, [(&self.pending, write), (&src.pending, read)])?;
+        queued
     }
 
     /// Sets every byte to `value`, ordered on `stream`.
@@ -359,15 +360,17 @@ impl Buffer {
             unsafe { std::ptr::write_bytes(self.ptr as *mut u8, value, self.size) };
             return Ok(());
         }
-        self.pending.order_before(OP, stream)?;
-        bind_stream(OP, stream)?;
-        // SAFETY: `ptr..ptr+size` is device-accessible memory owned by this buffer,
-        // borrowed exclusively; earlier uses are ordered before (above); the context of
-        // `stream` is current.
-        check(OP, "cuMemsetD8Async", unsafe {
-            crate::driver::memory::fill_async(self.ptr, value, self.size, stream.cu_stream())
-        })?;
-        self.pending.record(OP, &mark(OP, stream)?)
+        let write = self.pending.begin(OP, Usage::Write, stream)?;
+        let queued = bind_stream(OP, stream).and_then(|()| {
+            // SAFETY: `ptr..ptr+size` is device-accessible memory owned by this buffer,
+            // borrowed exclusively; earlier uses are ordered before (above); the context
+            // of `stream` is current.
+            check(OP, "cuMemsetD8Async", unsafe {
+                crate::driver::memory::fill_async(self.ptr, value, self.size, stream.cu_stream())
+            })
+        });
+        finish(OP, stream, [(&self.pending, write)])?;
+        queued
     }
 }
 
@@ -415,7 +418,7 @@ impl Drop for Buffer {
             Some(Release::Resource { by, stream, keeper }) => {
                 let freed = self
                     .pending
-                    .order_before(OP, &stream)
+                    .order_before(OP, Usage::Write, &stream)
                     .and_then(|()| by.deallocate(self.ptr, self.size, &stream));
                 if let Err(e) = freed {
                     report_drop_failure("release a buffer", &e.to_string());

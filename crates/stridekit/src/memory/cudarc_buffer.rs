@@ -2,7 +2,7 @@
 //! libraries, take stridekit memory through cudarc's `DeviceSlice` / `DevicePtr` /
 //! `DevicePtrMut`, ordered both ways with the work stridekit queued on the buffer.
 
-use super::pending::{mark, Mark};
+use super::pending::{mark, Mark, Usage};
 use super::{Buffer, MemoryKind};
 use crate::error::{invalid, Result};
 use cudarc::driver::{
@@ -40,10 +40,17 @@ struct Loan {
     stream: Arc<CudaStream>,
     mark: Arc<Mark>,
     len: usize,
+    /// A read-only loan's launches read the buffer; a writable one's may write it.
+    usage: Usage,
 }
 
 impl Loan {
-    fn new<T>(op: &'static str, b: &Buffer, stream: &Arc<CudaStream>) -> Result<Loan> {
+    fn new<T>(
+        op: &'static str,
+        b: &Buffer,
+        usage: Usage,
+        stream: &Arc<CudaStream>,
+    ) -> Result<Loan> {
         let isz = std::mem::size_of::<T>();
         if !b.kind().is_device_accessible() {
             return Err(invalid(
@@ -80,11 +87,12 @@ impl Loan {
             ));
         }
         // The loan's mark covers stridekit's earlier work from the start.
-        b.pending().order_before(op, stream)?;
+        b.pending().order_before(op, usage, stream)?;
         Ok(Loan {
             stream: stream.clone(),
             mark: mark(op, stream)?,
             len: b.size() / isz,
+            usage,
         })
     }
 
@@ -104,7 +112,7 @@ impl Loan {
     fn end(&self, b: &Buffer) {
         if let Err(e) = b
             .pending()
-            .merge("end a cudarc loan", &self.mark, &self.stream)
+            .merge("end a cudarc loan", &self.mark, self.usage, &self.stream)
         {
             crate::error::report_drop_failure("order a buffer after cudarc's work", &e.to_string());
         }
@@ -120,7 +128,7 @@ impl Buffer {
         stream: &Arc<CudaStream>,
     ) -> Result<CudarcBuffer<'_, T>> {
         Ok(CudarcBuffer {
-            loan: Loan::new::<T>("Buffer::as_cudarc", self, stream)?,
+            loan: Loan::new::<T>("Buffer::as_cudarc", self, Usage::Read, stream)?,
             ptr: self.ptr(),
             buffer: self,
             _t: PhantomData,
@@ -133,7 +141,7 @@ impl Buffer {
         stream: &Arc<CudaStream>,
     ) -> Result<CudarcBufferMut<'_, T>> {
         Ok(CudarcBufferMut {
-            loan: Loan::new::<T>("Buffer::as_cudarc_mut", self, stream)?,
+            loan: Loan::new::<T>("Buffer::as_cudarc_mut", self, Usage::Write, stream)?,
             ptr: self.ptr(),
             buffer: self,
             _t: PhantomData,

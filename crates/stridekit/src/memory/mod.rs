@@ -16,7 +16,7 @@ pub(crate) use cudarc_use::CudarcUse;
 pub use device_pool::{DeviceMemoryResource, DevicePoolOptions};
 pub(crate) use host::try_zeroed;
 pub use host::HostMemoryResource;
-pub(crate) use pending::{mark, PendingWork};
+pub(crate) use pending::{finish, PendingWork, Usage, Use};
 pub use pinned::PinnedMemoryResource;
 pub(crate) use region::{span_at, validate_layout, Region};
 

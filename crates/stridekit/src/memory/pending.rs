@@ -1,26 +1,53 @@
-//! The GPU work queued on a piece of memory, so that nothing frees, reuses or reads it
-//! before that work is done (as cudarc's `CudaSlice` does with its read and write events).
+//! The GPU work queued on a piece of memory, so that nothing frees, reuses, overwrites
+//! or reads it before that work is done (as cudarc's `CudaSlice` does with its read and
+//! write events).
 //!
-//! Every use of the memory on a stream first makes that stream wait for the last recorded
-//! use (unless it ran on the same stream, which orders them already), then records
-//! itself: uses on different streams are ordered one after another, so the last event
-//! stands for all of them. A release waits for it on the releasing stream (or on the
-//! host, for memory whose free is not stream-ordered); a host read waits for it on the
-//! host. Events come from the device runtime's pool, so a use costs one
-//! `cuEventRecord` (and one `cuStreamWaitEvent` when the stream changes).
+//! # The rule
+//!
+//! The record is a reader/writer rule over stream-ordered uses:
+//! - a use that only **reads** the memory waits for the writes recorded so far;
+//! - a use that **writes** it (a copy into it, a fill, a discard), and everything that
+//!   ends its life or hands it to the CPU (a release, a drop, a host read), waits for the
+//!   recorded writes **and** every read recorded since.
+//!
+//! Waiting costs nothing for a use on the stream of the recorded one (the stream orders
+//! them already); on another stream it is one `cuStreamWaitEvent`. Readers on different
+//! streams never wait for each other.
+//!
+//! A use is two steps, [`PendingWork::begin`] before its work is queued and [`finish`]
+//! after. Neither erases what it has not waited for, so uses that run at the same moment
+//! on several threads can never lose one another: `begin` remembers exactly which
+//! recorded uses it ordered itself after, and `finish` removes only those (a write) or
+//! only the earlier reads on its own stream (a read), then adds itself. Its event is
+//! recorded while the record is locked, so of two uses on one stream the one recorded
+//! later is also the later one in the stream, and covers the earlier.
+//!
+//! The record holds at most one read and one write per stream (plus those of streams
+//! that another use has not yet ordered after), so it stays small; a host wait drops the
+//! uses it has seen complete. Events come from the device runtime's pool.
 
 use crate::error::{driver, Error, Result};
 use crate::runtime::Runtime;
 use cudarc::driver::{CudaEvent, CudaStream};
+use smallvec::SmallVec;
 use std::sync::{Arc, Mutex, MutexGuard};
+
+/// What a use does to the memory: see the module docs for whom each waits for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Usage {
+    /// Reads only: waits for earlier writes.
+    Read,
+    /// Writes, frees, discards or hands to the CPU: waits for every earlier use.
+    Write,
+}
 
 /// An event recorded at the end of some work on a stream; its event goes back to the
 /// device's pool when the last holder drops it.
 #[derive(Debug)]
 pub(crate) struct Mark {
     event: Option<CudaEvent>,
-    /// The stream it was recorded on: (context, stream) handles.
-    stream: (usize, usize),
+    /// The stream it was recorded on ([`StreamId`]).
+    stream: StreamId,
     runtime: Arc<Runtime>,
 }
 
@@ -42,79 +69,240 @@ impl Drop for Mark {
     }
 }
 
-fn identity(stream: &CudaStream) -> (usize, usize) {
-    (
-        stream.context().cu_ctx() as usize,
-        stream.cu_stream() as usize,
-    )
+/// Which stream a mark was recorded on: (context, stream handle), and for the per-thread
+/// default stream (one handle value naming another stream on every thread) the thread.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct StreamId {
+    context: usize,
+    stream: usize,
+    thread: u64,
 }
 
-/// The last GPU use of some memory.
+/// `CU_STREAM_PER_THREAD`.
+const PER_THREAD: usize = 2;
+
+fn identity(stream: &CudaStream) -> StreamId {
+    let handle = stream.cu_stream() as usize;
+    StreamId {
+        context: stream.context().cu_ctx() as usize,
+        stream: handle,
+        thread: if handle == PER_THREAD {
+            thread_tag()
+        } else {
+            0
+        },
+    }
+}
+
+/// A number that tells this thread from every other, for the life of the process.
+fn thread_tag() -> u64 {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static NEXT: AtomicU64 = AtomicU64::new(1);
+    thread_local!(static TAG: u64 = NEXT.fetch_add(1, Ordering::Relaxed));
+    TAG.with(|t| *t)
+}
+
+/// A recorded use as the rule sees it: its stream, and an identity.
+trait Recorded: Clone {
+    fn stream_id(&self) -> StreamId;
+    fn key(&self) -> usize;
+}
+
+impl Recorded for Arc<Mark> {
+    fn stream_id(&self) -> StreamId {
+        self.stream
+    }
+    fn key(&self) -> usize {
+        Arc::as_ptr(self) as usize
+    }
+}
+
+type Marks<M> = SmallVec<[M; 2]>;
+
+/// The recorded uses that later ones must be ordered after.
+#[derive(Debug)]
+struct Uses<M = Arc<Mark>> {
+    /// Writes not yet followed by a write that waited for them.
+    writes: Marks<M>,
+    /// Reads since then.
+    reads: Marks<M>,
+}
+
+impl<M> Default for Uses<M> {
+    fn default() -> Self {
+        Uses {
+            writes: SmallVec::new(),
+            reads: SmallVec::new(),
+        }
+    }
+}
+
+impl<M: Recorded> Uses<M> {
+    /// The uses that a use of kind `usage` must be ordered after.
+    fn to_wait_for(&self, usage: Usage) -> impl Iterator<Item = &M> {
+        let reads = match usage {
+            Usage::Read => &[][..],
+            Usage::Write => &self.reads[..],
+        };
+        self.writes.iter().chain(reads)
+    }
+
+    /// Stores `mark`, the end of a use of kind `usage` that was ordered after the uses
+    /// in `waited`, and drops what it covers (see the module docs).
+    fn apply(&mut self, usage: Usage, waited: &[usize], mark: &M) {
+        let here = mark.stream_id();
+        match usage {
+            Usage::Write => {
+                // Everything it waited for, and everything earlier on its stream, is
+                // behind its event now.
+                let covered = |m: &M| m.stream_id() == here || waited.contains(&m.key());
+                self.writes.retain(|m| !covered(m));
+                self.reads.retain(|m| !covered(m));
+                self.writes.push(mark.clone());
+            }
+            Usage::Read => {
+                // Earlier reads on its stream are behind it; writes stay for other readers.
+                self.reads.retain(|m| m.stream_id() != here);
+                self.reads.push(mark.clone());
+            }
+        }
+    }
+
+    /// Forgets the uses in `done` (seen complete).
+    fn forget(&mut self, done: &[usize]) {
+        self.writes.retain(|m| !done.contains(&m.key()));
+        self.reads.retain(|m| !done.contains(&m.key()));
+    }
+}
+
+/// The GPU work recorded on one piece of memory.
 #[derive(Debug, Default)]
 pub(crate) struct PendingWork {
-    last: Mutex<Option<Arc<Mark>>>,
+    uses: Mutex<Uses>,
+}
+
+/// One use between [`PendingWork::begin`] and [`finish`]: what it does, and the recorded
+/// uses it was ordered after (by address: the record holds them). It borrows nothing, so
+/// the memory can be borrowed mutably for the work in between.
+#[must_use = "a use is recorded by `finish`; dropping it records nothing"]
+pub(crate) struct Use {
+    usage: Usage,
+    waited: SmallVec<[usize; 4]>,
 }
 
 impl PendingWork {
-    fn lock(&self, op: &'static str) -> Result<MutexGuard<'_, Option<Arc<Mark>>>> {
-        self.last.lock().map_err(|_| Error::Internal {
+    fn lock(&self, op: &'static str) -> Result<MutexGuard<'_, Uses>> {
+        self.uses.lock().map_err(|_| Error::Internal {
             op,
             what: "a buffer's pending-work lock was poisoned by a panic in another thread".into(),
         })
     }
 
-    /// The last recorded use, if any.
-    fn last(&self, op: &'static str) -> Result<Option<Arc<Mark>>> {
-        Ok(self.lock(op)?.clone())
-    }
-
-    /// Orders `stream` after every use recorded so far.
-    pub(crate) fn order_before(&self, op: &'static str, stream: &CudaStream) -> Result<()> {
-        match self.last(op)? {
-            Some(m) if m.stream != identity(stream) => stream
-                .wait(m.event()?)
-                .map_err(driver(op, "cuStreamWaitEvent")),
-            _ => Ok(()),
+    /// Orders `stream` after the recorded uses that `usage` must follow; the returned
+    /// use goes to [`finish`] once its work is queued on `stream`.
+    pub(crate) fn begin(&self, op: &'static str, usage: Usage, stream: &CudaStream) -> Result<Use> {
+        let uses = self.lock(op)?;
+        let me = identity(stream);
+        let mut waited = SmallVec::new();
+        for m in uses.to_wait_for(usage) {
+            if m.stream != me {
+                stream
+                    .wait(m.event()?)
+                    .map_err(driver(op, "cuStreamWaitEvent"))?;
+            }
+            waited.push(m.key());
         }
+        Ok(Use { usage, waited })
     }
 
-    /// Records `mark` (just recorded on the stream of a use) as the last use.
-    pub(crate) fn record(&self, op: &'static str, mark: &Arc<Mark>) -> Result<()> {
-        *self.lock(op)? = Some(mark.clone());
-        Ok(())
+    /// Orders `stream` after the recorded uses that `usage` must follow, for work that
+    /// needs no record of its own (a release, after which the memory is gone; a copy
+    /// that is waited for before returning).
+    pub(crate) fn order_before(
+        &self,
+        op: &'static str,
+        usage: Usage,
+        stream: &CudaStream,
+    ) -> Result<()> {
+        self.begin(op, usage, stream).map(drop)
     }
 
-    /// Folds `other` (a use recorded elsewhere, for instance by cudarc) into the record:
-    /// `stream` waits for it and for the last use, then records the new last use. Held
-    /// under the lock, so concurrent merges never lose one another.
-    pub(crate) fn merge(&self, op: &'static str, other: &Mark, stream: &CudaStream) -> Result<()> {
-        let mut last = self.lock(op)?;
+    /// Folds `other` (a use recorded elsewhere, for instance by cudarc's guards on a
+    /// loan's event) into the record as a use of kind `usage` on `stream`: `stream`
+    /// waits for it and for what `usage` must follow, then the use is recorded.
+    pub(crate) fn merge(
+        &self,
+        op: &'static str,
+        other: &Mark,
+        usage: Usage,
+        stream: &CudaStream,
+    ) -> Result<()> {
+        let u = self.begin(op, usage, stream)?;
         stream
             .wait(other.event()?)
             .map_err(driver(op, "cuStreamWaitEvent"))?;
-        if let Some(l) = last.as_ref() {
-            stream
-                .wait(l.event()?)
-                .map_err(driver(op, "cuStreamWaitEvent"))?;
-        }
-        *last = Some(mark(op, stream)?);
-        Ok(())
+        finish(op, stream, [(self, u)])
     }
 
     /// Blocks the calling thread until every recorded use is done.
     pub(crate) fn wait_host(&self, op: &'static str) -> Result<()> {
-        match self.last(op)? {
-            Some(m) => m
-                .event()?
-                .synchronize()
-                .map_err(driver(op, "cuEventSynchronize")),
-            None => Ok(()),
+        let seen: Marks<Arc<Mark>> = {
+            let uses = self.lock(op)?;
+            uses.to_wait_for(Usage::Write).cloned().collect()
+        };
+        if seen.is_empty() {
+            return Ok(());
         }
+        for m in &seen {
+            m.event()?
+                .synchronize()
+                .map_err(driver(op, "cuEventSynchronize"))?;
+        }
+        // Done: forget them (uses recorded meanwhile stay).
+        let done: SmallVec<[usize; 4]> = seen.iter().map(Recorded::key).collect();
+        self.lock(op)?.forget(&done);
+        Ok(())
     }
 }
 
-/// Records the end of the work just queued on `stream`, as one mark to store in every
-/// piece of memory it used.
+/// Records the work just queued on `stream` as the end of every use in `uses` (each
+/// with the record it began on): one event, stored in each record under its lock
+/// (records locked in address order, so two calls can never wait on each other). Two
+/// uses of one record become one, a write if either writes.
+pub(crate) fn finish<'p>(
+    op: &'static str,
+    stream: &CudaStream,
+    uses: impl IntoIterator<Item = (&'p PendingWork, Use)>,
+) -> Result<()> {
+    let mut merged: SmallVec<[(&'p PendingWork, Use); 2]> = SmallVec::new();
+    for (record, u) in uses {
+        match merged.iter_mut().find(|(r, _)| std::ptr::eq(*r, record)) {
+            Some((_, m)) => {
+                if u.usage == Usage::Write {
+                    m.usage = Usage::Write;
+                }
+                m.waited.extend(u.waited);
+            }
+            None => merged.push((record, u)),
+        }
+    }
+    if merged.is_empty() {
+        return Ok(());
+    }
+    merged.sort_by_key(|(r, _)| *r as *const PendingWork as usize);
+    let mut guards = SmallVec::<[MutexGuard<'_, Uses>; 2]>::new();
+    for (r, _) in &merged {
+        guards.push(r.lock(op)?);
+    }
+    let done = mark(op, stream)?;
+    for ((_, u), g) in merged.iter().zip(guards.iter_mut()) {
+        g.apply(u.usage, &u.waited, &done);
+    }
+    Ok(())
+}
+
+/// Records the end of the work just queued on `stream`, as one mark (for a loan's
+/// start, whose guards record on its event again).
 pub(crate) fn mark(op: &'static str, stream: &CudaStream) -> Result<Arc<Mark>> {
     let runtime = Runtime::of_stream(op, stream)?;
     let event = runtime.event(op)?;
@@ -124,4 +312,119 @@ pub(crate) fn mark(op: &'static str, stream: &CudaStream) -> Result<Arc<Mark>> {
         stream: identity(stream),
         runtime,
     }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A fake mark: its stream (by number) and a unique identity.
+    #[derive(Clone, Debug)]
+    struct Fake(Arc<StreamId>);
+
+    impl Recorded for Fake {
+        fn stream_id(&self) -> StreamId {
+            *self.0
+        }
+        fn key(&self) -> usize {
+            Arc::as_ptr(&self.0) as usize
+        }
+    }
+
+    fn on(stream: usize) -> Fake {
+        Fake(Arc::new(StreamId {
+            context: 1,
+            stream,
+            thread: 0,
+        }))
+    }
+
+    /// A use's begin: the keys it waits for.
+    fn begin(u: &Uses<Fake>, usage: Usage) -> Vec<usize> {
+        u.to_wait_for(usage).map(Recorded::key).collect()
+    }
+
+    fn keys(m: &[Fake]) -> Vec<usize> {
+        m.iter().map(Recorded::key).collect()
+    }
+
+    #[test]
+    fn an_empty_record_orders_nothing_and_waits_for_nothing() {
+        let p = PendingWork::default();
+        p.wait_host("test").unwrap();
+        assert!(begin(&Uses::default(), Usage::Write).is_empty());
+    }
+
+    #[test]
+    fn two_readers_that_begin_together_are_both_kept() {
+        // The lost reader: both check before either records.
+        let mut u = Uses::default();
+        let (a, b) = (begin(&u, Usage::Read), begin(&u, Usage::Read));
+        let (ra, rb) = (on(10), on(11));
+        u.apply(Usage::Read, &a, &ra);
+        u.apply(Usage::Read, &b, &rb);
+        // A later write waits for both.
+        assert_eq!(begin(&u, Usage::Write), keys(&[ra, rb]));
+    }
+
+    #[test]
+    fn readers_wait_for_writes_only_and_writers_for_everything() {
+        let mut u = Uses::default();
+        let w = on(1);
+        u.apply(Usage::Write, &[], &w);
+        let r = on(2);
+        assert_eq!(begin(&u, Usage::Read), keys(std::slice::from_ref(&w)));
+        u.apply(Usage::Read, &begin(&u, Usage::Read), &r);
+        // A second reader on another stream does not wait for the first.
+        assert_eq!(begin(&u, Usage::Read), keys(std::slice::from_ref(&w)));
+        assert_eq!(begin(&u, Usage::Write), keys(&[w.clone(), r.clone()]));
+        // A write that waited for both replaces them.
+        let w2 = on(3);
+        u.apply(Usage::Write, &begin(&u, Usage::Write), &w2);
+        assert_eq!(begin(&u, Usage::Write), keys(&[w2]));
+    }
+
+    #[test]
+    fn a_write_erases_only_what_it_waited_for() {
+        let mut u = Uses::default();
+        let seen = begin(&u, Usage::Write); // nothing yet
+        let r = on(5);
+        u.apply(Usage::Read, &begin(&u, Usage::Read), &r); // a reader slips in
+        let w = on(6);
+        u.apply(Usage::Write, &seen, &w);
+        // The reader the write never waited for is still on the record.
+        assert_eq!(begin(&u, Usage::Write), keys(&[w, r]));
+    }
+
+    #[test]
+    fn concurrent_writes_are_both_kept() {
+        let mut u = Uses::default();
+        let (a, b) = (begin(&u, Usage::Write), begin(&u, Usage::Write));
+        let (wa, wb) = (on(7), on(8));
+        u.apply(Usage::Write, &a, &wa);
+        u.apply(Usage::Write, &b, &wb);
+        assert_eq!(begin(&u, Usage::Read), keys(&[wa, wb]));
+    }
+
+    #[test]
+    fn a_later_use_on_the_same_stream_covers_the_earlier() {
+        let mut u = Uses::default();
+        let (r1, r2) = (on(4), on(4));
+        u.apply(Usage::Read, &[], &r1);
+        u.apply(Usage::Read, &[], &r2);
+        assert_eq!(begin(&u, Usage::Write), keys(std::slice::from_ref(&r2)));
+        let w = on(4);
+        u.apply(Usage::Write, &[], &w);
+        assert_eq!(begin(&u, Usage::Write), keys(std::slice::from_ref(&w)));
+        u.forget(&keys(std::slice::from_ref(&w)));
+        assert!(begin(&u, Usage::Write).is_empty());
+    }
+
+    #[test]
+    fn the_per_thread_stream_is_another_stream_on_every_thread() {
+        let here = thread_tag();
+        let there = std::thread::spawn(thread_tag).join().unwrap();
+        assert_ne!(here, there);
+        assert_eq!(here, thread_tag());
+    }
 }
