@@ -469,7 +469,6 @@ impl PyView {
         dl_device: Option<(i32, i32)>,
         copy: Option<bool>,
     ) -> PyResult<Py<PyAny>> {
-        let _ = stream; // stridekit's own work on this memory is ordered by the streams it was given.
         if copy == Some(true) {
             return Err(PyBufferError::new_err(
                 "stridekit exports without copying; copy=True is not supported",
@@ -484,6 +483,13 @@ impl PyView {
                 )));
             }
         }
+        // The consumer's stream waits for the GPU work stridekit recorded on the memory
+        // (every use if the consumer may write; the writes if the export is read-only).
+        let consumer = stream::exchange(stream)?;
+        let may_write = matches!(self.view, DynView::Writable(_));
+        // SAFETY: a handle passed to `__dlpack__` is the consumer's live stream (the
+        // protocol's contract, trusted as every CUDA binding for Python trusts it).
+        unsafe { self.view.as_view().order_consumer(consumer, may_write) }.py_err()?;
         let versioned = max_version.is_some_and(|(major, _)| major >= 1);
         let ptr: *mut c_void = match (&self.view, versioned) {
             (DynView::ReadOnly(v), true) => v.to_dlpack().py_err()?.into_raw().cast(),

@@ -396,3 +396,42 @@ def test_views_leave_for_jax_through_dlpack() -> None:
     for x in (src, src.t()):
         got = jax.numpy.from_dlpack(StridedMemoryView(x, -1))
         assert np.asarray(got).tobytes() == x.cpu().numpy().tobytes()
+
+
+def test_two_reader_threads_on_two_streams_and_a_writer_lose_no_reader() -> None:
+    """One view of a PyTorch tensor read by two threads on two streams at once (one
+    stream held back by a sleeping kernel), then written through the same view on a
+    third stream: the write waits for both readers, so both destinations hold the
+    tensor's bytes as they were."""
+    import threading
+
+    n = 1 << 20
+    held, other, owner = torch.cuda.Stream(), torch.cuda.Stream(), torch.cuda.Stream()
+    for i in range(10):
+        src = rand_torch((1024, n // 1024), torch.int32, 100 + i)
+        want = host_bytes(src.t())
+        torch.cuda.synchronize()
+        v = StridedMemoryView(src, stream_ptr=-1)
+        fill = StridedMemoryView(torch.full_like(src, -1), stream_ptr=-1)
+        outs = [torch.zeros((n // 1024, 1024), dtype=torch.int32, device="cuda") for _ in range(2)]
+        torch.cuda.synchronize()
+        with torch.cuda.stream(held):
+            torch.cuda._sleep(20_000_000)
+        gate = threading.Barrier(2)
+
+        def read(out: Any, stream: Any) -> None:
+            dst = StridedMemoryView(out, stream_ptr=-1)
+            gate.wait()
+            # A transposed view of the same view: it shares the view's record.
+            dst.copy_from(v.view(StridedLayout.dense(v.shape, 4).permuted((1, 0))), stream=stream.cuda_stream)
+
+        threads = [threading.Thread(target=read, args=(o, s)) for o, s in zip(outs, (held, other))]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        v.copy_from(fill, stream=owner.cuda_stream)
+        torch.cuda.synchronize()
+        for name, out in zip(("held-back", "other"), outs):
+            assert host_bytes(out) == want, f"iteration {i}: the {name} reader's destination changed"
+

@@ -219,3 +219,40 @@ impl StridedMemoryViewBase<'static, ReadWrite> {
         unsafe { self.export_as(false) }
     }
 }
+
+impl<A: Access> StridedMemoryViewBase<'_, A> {
+    /// Orders a consumer's stream after the GPU work stridekit recorded on this view's
+    /// memory, as the producer side of an exchange (`__dlpack__(stream=...)`, the CUDA
+    /// Array Interface's `stream`) must: a consumer that may write waits for every
+    /// recorded use; one that only reads waits for the recorded writes. Views without a
+    /// record (host slices, cudarc slices) and `StreamValue::NoSync` order nothing.
+    ///
+    /// # Safety
+    /// A [`StreamValue::Handle`](crate::stream::StreamValue::Handle) must be a live
+    /// `CUstream` of the view's device.
+    pub unsafe fn order_consumer(
+        &self,
+        stream: crate::stream::StreamValue,
+        may_write: bool,
+    ) -> Result<()> {
+        const OP: &str = "order a DLPack consumer";
+        let Some(p) = self.pending() else {
+            return Ok(());
+        };
+        if !self.is_device_accessible() || self.layout.volume() == 0 {
+            return Ok(());
+        }
+        // SAFETY: the caller's promise.
+        match unsafe { stream.resolve_handle(self.device.unwrap_or(0)) }? {
+            crate::stream::StreamOrder::On(s) => {
+                let usage = if may_write {
+                    crate::memory::Usage::Write
+                } else {
+                    crate::memory::Usage::Read
+                };
+                p.order_before(OP, usage, &s)
+            }
+            crate::stream::StreamOrder::Unordered => Ok(()),
+        }
+    }
+}
