@@ -51,6 +51,15 @@ def main():
     cases.append(("batched 32x8 transposes (262144,32,8) f16", (262144, 32, 8), torch.float16, lambda t: t.permute(0, 2, 1), "cuda", "cuda"))
     cases.append(("[:, ::2] of (8192,16384) f32", (8192, 16384), torch.float32, lambda t: t[:, ::2], "cuda", "cuda"))
     cases.append(("broadcast (1,16384)->(8192,16384) f32", (1, 16384), torch.float32, lambda t: t.expand(8192, 16384), "cuda", "cuda"))
+    cases.append(("transpose 5000x7001 u8", (7001, 5000), torch.uint8, lambda t: t.t(), "cuda", "cuda"))
+    cases.append(("transpose 6007x2049 bf16", (2049, 6007), torch.bfloat16, lambda t: t.t(), "cuda", "cuda"))
+    cases.append(("RGBA (M,4)->(4,M) u8, M=2^24", (1 << 24, 4), torch.uint8, lambda t: t.t(), "cuda", "cuda"))
+    cases.append(("RGB->BGR [..., ::-1] (64,512,512,3) u8", (64, 512, 512, 3), torch.uint8, lambda t: t, "cuda", "flip"))
+    cases.append(("NHWC->NCHW (128,96,96,3) u8", (128, 96, 96, 3), torch.uint8, lambda t: t.permute(0, 3, 1, 2), "cuda", "cuda"))
+    cases.append(("video NHWC->NCHW (360,1080,1920,3) u8", (360, 1080, 1920, 3), torch.uint8, lambda t: t.permute(0, 3, 1, 2), "cuda", "cuda"))
+    cases.append(("batched 16x48 transposes (8192,16,48) u8", (8192, 16, 48), torch.uint8, lambda t: t.permute(0, 2, 1), "cuda", "cuda"))
+    cases.append(("batched 16x16 transposes (65536,16,16) f32", (65536, 16, 16), torch.float32, lambda t: t.permute(0, 2, 1), "cuda", "cuda"))
+    cases.append(("misaligned [3:, 5:] of (7000,7000) u8", (7000, 7000), torch.uint8, lambda t: t[3:, 5:], "cuda", "cuda"))
     cases.append(("H2D 64 MiB transposed pinned f32", (4096, 4096), torch.float32, lambda t: t.t(), "pinned", "cuda"))
     cases.append(("D2H 64 MiB transposed to pinned f32", (4096, 4096), torch.float32, lambda t: t.t(), "cuda", "pinned"))
     cases.append(("H2D 64 MiB transposed pageable f32", (4096, 4096), torch.float32, lambda t: t.t(), "pageable", "cuda"))
@@ -69,6 +78,26 @@ def main():
             base = torch.empty(shape, dtype=dtype, device=dev)
         base.view(torch.uint8 if dtype.itemsize == 1 else base.dtype).random_(0, 100)
         src = view(base)
+        if ddev == "flip":
+            # PyTorch has no negative strides: the flip is its own kernel (which allocates
+            # through the caching allocator); CuPy reads the reversed view.
+            moved = 2 * base.numel() * base.element_size()
+            ms = bench(lambda: torch.flip(base, [-1]))
+            exact = traffic.get(name)
+            t_sec = f"{exact / ceiling / 1e6 / ms:.2f}" if exact else "-"
+            c_txt = c_ratio = c_sec = "-"
+            if cp is not None:
+                cs = cp.from_dlpack(base)[..., ::-1]
+                co = cp.empty(cs.shape, dtype=cs.dtype)
+                with cp.cuda.ExternalStream(torch.cuda.current_stream().cuda_stream):
+                    cms = bench(lambda: co.__setitem__(Ellipsis, cs))
+                c_gbs = moved / cms / 1e6
+                c_txt, c_ratio = f"{c_gbs:.0f}", f"{c_gbs / ceiling:.2f}"
+                if exact:
+                    c_sec = f"{exact / ceiling / 1e6 / cms:.2f}"
+            t_gbs = moved / ms / 1e6
+            print(f"{name:<58} {t_gbs:>10.0f} {t_gbs / ceiling:>6.2f} {t_sec:>7} {c_txt:>10} {c_ratio:>6} {c_sec:>7}")
+            continue
         if ddev == "strided":
             out = torch.empty(shape, dtype=dtype, device=dev)[::2, ::2]
         else:

@@ -9,7 +9,7 @@
 //! | empty | no elements | none | nothing |
 //! | contiguous | one gap-free run on both sides | [`CopyStep::Memcpy`] | `cuMemcpyAsync` |
 //! | shared fast axis | the source's fast axis is the destination's fastest axis along which the source moves (broadcast axes skipped) and long (>= 32 elements or 64 bytes); or the source spans a quarter of the elements or less (a broadcast: reads come from cache) | [`CopyStep::Elementwise`] | one thread per element (widened to 16-, 8-, 4- or 2-byte words when both inner runs allow), coalesced on both sides, several loads in flight per thread |
-//! | transpose of two long axes | the source's fast axis and the destination's differ, both at least a tile side (32 words; 1- and 2-byte elements in 4-byte words where those stay aligned) | [`CopyStep::Transpose`] | 32 x 32 word tiles through shared memory, all of a thread's loads in flight at once |
+//! | transpose of two long axes | the source's fast axis and the destination's differ, both at least a tile side (32 words; 32 elements for 1- and 2-byte elements) | [`CopyStep::Transpose`] | 1- and 2-byte elements: the packed transpose (16-byte aligned chunks in and out at any start alignment, realigned with funnel shifts, 4 x 4 byte or 2 x 2 halfword blocks transposed in registers); wider: 32 x 32 word tiles through shared memory, all of a thread's loads in flight at once |
 //! | everything else (short fast axes: permutations of many small axes, interleaved channels, batched small transposes) | fast axes differ, one is short | [`CopyStep::Tiled`] | tiles that merge axes until both sides move >= 32 elements (128 bytes where it fits) contiguously and the tile holds ~2048 elements, staged through shared memory, read and written in 4-16 byte words where the runs are aligned |
 //! | fallback | a tile would not fit (offsets past 32 bits, more than 8 tile or grid axes) | [`CopyStep::Elementwise`] | as above |
 //!
@@ -138,7 +138,13 @@ fn classify(
         // (many-axis permutations of short axes take the multi-axis tiles). It handles its
         // edges in the same launch, where multi-axis tiles need remainder launches.
         let word = p.transpose_word(a, l, dst_ptr, src_ptr);
-        let side = 32 * (word / p.itemsize) as i64;
+        // 1- and 2-byte elements run the packed transpose, which realigns any start in
+        // registers: its tiles are 64 bytes by 64 elements, so 32 elements fill half.
+        let side = if p.itemsize <= 2 {
+            32
+        } else {
+            32 * (word / p.itemsize) as i64
+        };
         if p.shape[a] >= side && p.shape[l] >= side {
             out.push(CopyStep::Transpose {
                 plan: p.clone(),

@@ -239,6 +239,61 @@ fn main() -> R<()> {
         dst_host: false,
         pageable: false,
     });
+    // The byte and halfword classes: odd transposes, channel layouts, batched small
+    // matrices, misaligned starts.
+    let device = |name: &str, src: StridedLayout, dst: StridedLayout| Case {
+        name: name.into(),
+        src,
+        dst,
+        src_host: false,
+        dst_host: false,
+        pageable: false,
+    };
+    let transposed = |rows: i64, cols: i64, isz: usize| -> R<(StridedLayout, StridedLayout)> {
+        let src = dense(&[cols, rows], isz).permuted(&[1, 0])?;
+        let dst = dense(src.shape(), isz);
+        Ok((src, dst))
+    };
+    let (s1, d1) = transposed(5000, 7001, 1)?;
+    cases.push(device("transpose 5000x7001 u8", s1, d1));
+    let (s2, d2) = transposed(6007, 2049, 2)?;
+    cases.push(device("transpose 6007x2049 bf16", s2, d2));
+    let m = 1i64 << 24;
+    cases.push(device(
+        "RGBA (M,4)->(4,M) u8, M=2^24",
+        dense(&[m, 4], 1).permuted(&[1, 0])?,
+        dense(&[4, m], 1),
+    ));
+    cases.push(device(
+        "RGB->BGR [..., ::-1] (64,512,512,3) u8",
+        dense(&[64, 512, 512, 3], 1).sliced(s![.., .., .., ..;-1])?,
+        dense(&[64, 512, 512, 3], 1),
+    ));
+    cases.push(device(
+        "NHWC->NCHW (128,96,96,3) u8",
+        dense(&[128, 96, 96, 3], 1).permuted(&[0, 3, 1, 2])?,
+        dense(&[128, 3, 96, 96], 1),
+    ));
+    cases.push(device(
+        "video NHWC->NCHW (360,1080,1920,3) u8",
+        dense(&[360, 1080, 1920, 3], 1).permuted(&[0, 3, 1, 2])?,
+        dense(&[360, 3, 1080, 1920], 1),
+    ));
+    cases.push(device(
+        "batched 16x48 transposes (8192,16,48) u8",
+        dense(&[8192, 16, 48], 1).permuted(&[0, 2, 1])?,
+        dense(&[8192, 48, 16], 1),
+    ));
+    cases.push(device(
+        "batched 16x16 transposes (65536,16,16) f32",
+        dense(&[65536, 16, 16], 4).permuted(&[0, 2, 1])?,
+        dense(&[65536, 16, 16], 4),
+    ));
+    cases.push(device(
+        "misaligned [3:, 5:] of (7000,7000) u8",
+        dense(&[7000, 7000], 1).sliced(s![3.., 5..])?,
+        dense(&[6997, 6995], 1),
+    ));
     let t64 = dense(&[4096, 4096], 4).permuted(&[1, 0])?;
     cases.push(Case {
         name: "H2D 64 MiB transposed pinned f32".into(),

@@ -317,3 +317,82 @@ fn pageable_host_copies_cross_many_staging_chunks() {
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
+
+/// The transposes of 1- and 2-byte elements that the packed kernel runs: a `cols x rows`
+/// view of a `rows x cols` block whose rows start `soff` elements into a parent with an
+/// odd pitch, into a block of a parent whose rows start `doff` elements in (so that the
+/// first element of either side sits at any byte alignment), rows flipped when `flip`.
+fn packed_case(
+    isz: usize,
+    (rows, cols): (i64, i64),
+    soff: i64,
+    doff: i64,
+    flip: bool,
+) -> (StridedLayout, StridedLayout) {
+    let sp = c(&[rows, cols + 16 + 5], isz);
+    let block = sp.sliced(s![.., soff..soff + cols]).unwrap();
+    let block = if flip {
+        block.sliced(s![..;-1, ..]).unwrap()
+    } else {
+        block
+    };
+    let src = block.permuted(&[1, 0]).unwrap();
+    let dst = c(&[cols, rows + 16 + 3], isz)
+        .sliced(s![.., doff..doff + rows])
+        .unwrap();
+    (src, dst)
+}
+
+#[test]
+fn packed_transpose_cases_are_scheduled_as_transposes() {
+    for isz in [1usize, 2] {
+        for (rows, cols) in [(65, 129), (33, 32), (129, 65)] {
+            let (src, dst) = packed_case(isz, (rows, cols), 3, 5, false);
+            let steps = CopyPlan::new(&dst, &src)
+                .unwrap()
+                .schedule(1 << 20, 1 << 20);
+            assert_eq!(kind(&steps[0]), "transpose", "{src} -> {dst}: {steps:?}");
+        }
+    }
+}
+
+#[test]
+#[ignore = "needs a CUDA device"]
+fn packed_transposes_are_exact_at_every_start_alignment() {
+    let dev = Device::open(0).unwrap();
+    let stream = dev.new_stream().unwrap();
+    let mr = DeviceMemoryResource::new(&dev).unwrap();
+    let mut failures = Vec::new();
+    let mut count = 0;
+    for isz in [1usize, 2] {
+        // Every byte alignment of the source's first element, each with another of the
+        // destination's; sizes whose last tiles hold one row or one column.
+        for s in 0..16 / isz as i64 {
+            let d = (s * 7 + 3) % (16 / isz as i64);
+            for (rows, cols) in [(65, 129), (129, 65), (97, 33), (33, 200)] {
+                for flip in [false, true] {
+                    let (src, dst) = packed_case(isz, (rows, cols), s, d, flip);
+                    count += 1;
+                    if let Some(e) = run(&mr, &stream, &src, &dst, count) {
+                        failures.push(e);
+                    }
+                }
+            }
+        }
+        // Batches: (batch, rows, cols) blocks transposed per batch, odd extents.
+        for (b, rows, cols) in [(3i64, 67i64, 45i64), (5, 32, 97)] {
+            let src = c(&[b, rows, cols], isz).permuted(&[0, 2, 1]).unwrap();
+            let dst = c(&[b, cols, rows], isz);
+            count += 1;
+            if let Some(e) = run(&mr, &stream, &src, &dst, count) {
+                failures.push(e);
+            }
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "{} of {count} packed transposes differ:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+}

@@ -107,6 +107,10 @@ impl<'a> Region<'a> {
     pub(crate) fn base(&self) -> u64 {
         self.base
     }
+    /// Bytes from the base that are valid memory.
+    pub(crate) fn size(&self) -> usize {
+        self.size
+    }
     pub(crate) fn kind(&self) -> MemoryKind {
         self.kind
     }

@@ -6,7 +6,7 @@
 //! | --- | --- |
 //! | `Memcpy` | `cuMemcpyAsync` |
 //! | `Elementwise` | `strided_copy.cu`: one thread per element, several loads in flight |
-//! | `Transpose` | `tiled_transpose.cu`: 32 x 32 word tiles over two axes |
+//! | `Transpose` | 1- and 2-byte elements: `packed_transpose.cu` (aligned 16-byte chunks at any start, blocks transposed in registers); wider: `tiled_transpose.cu`, 32 x 32 word tiles over two axes |
 //! | `Tiled` | `tile_copy.cu`: tiles over several axes, tables in shared memory, words |
 
 mod generic;
@@ -31,6 +31,8 @@ enum Variant {
     Generic { ndim: usize, wide: bool },
     /// 32 x 32 tiles of words of this many bytes (the itemsize: plain elements).
     Transpose { ndim: usize, word: usize },
+    /// The packed transpose of 1-, 2- or 4-byte elements (any alignment).
+    Packed { ndim: usize },
     /// Tiles over several axes; bytes per read and per written word.
     Tiled { read: usize, write: usize },
 }
@@ -41,6 +43,7 @@ impl Variant {
         match self {
             Variant::Generic { ndim, wide } => ("strided_copy", [itemsize, ndim, wide as usize, 0]),
             Variant::Transpose { ndim, word } => ("tiled_transpose", [itemsize, ndim, word, 0]),
+            Variant::Packed { ndim } => ("packed_transpose", [itemsize, ndim, 0, 0]),
             Variant::Tiled { read, write } => ("tile_copy", [itemsize, read, write, 0]),
         }
     }
@@ -106,6 +109,14 @@ fn compile_function(
             ),
             include_str!("../kernels/tiled_transpose.cu"),
             "tiled_transpose",
+        ),
+        Variant::Packed { ndim } => (
+            format!(
+                "#define NDIM {ndim}\n#define PMAX {}\n#define EB {itemsize}\n",
+                params::pmax(ndim)
+            ),
+            include_str!("../kernels/packed_transpose.cu"),
+            "packed_transpose",
         ),
         Variant::Tiled { read, write } => (
             format!(
@@ -184,12 +195,15 @@ pub(crate) fn launch(
     let (d, s) = plan.byte_bounds()?;
     dst.check(OP, "destination elements", d)?;
     src.check(OP, "source elements", s)?;
+    // Kernels may read whole aligned words around the elements inside the source's
+    // memory (never past it): its bounds go with the source.
+    let src_bounds = (src.base(), src.base().saturating_add(src.size() as u64));
     let (dst, src) = (dst.base(), src.base());
     if plan.is_contiguous() {
         // One run of bytes (most small copies): no schedule to build.
         return memcpy(plan, dst, src, stream);
     }
-    launch_steps(&plan.schedule(dst, src), dst, src, stream)
+    launch_steps(&plan.schedule(dst, src), dst, src, src_bounds, stream)
 }
 
 /// The gap-free run of `p` between base addresses `dst` and `src`: one `cuMemcpyAsync`.
@@ -209,8 +223,15 @@ fn memcpy(p: &CopyPlan, dst: u64, src: u64, stream: &Arc<CudaStream>) -> Result<
     }
 }
 
-/// Runs `steps` between base addresses `dst` and `src`, in order.
-fn launch_steps(steps: &[CopyStep], dst: u64, src: u64, stream: &Arc<CudaStream>) -> Result<()> {
+/// Runs `steps` between base addresses `dst` and `src` (whose memory spans `src_bounds`),
+/// in order.
+fn launch_steps(
+    steps: &[CopyStep],
+    dst: u64,
+    src: u64,
+    src_bounds: (u64, u64),
+    stream: &Arc<CudaStream>,
+) -> Result<()> {
     for step in steps {
         match step {
             CopyStep::Memcpy(p) => memcpy(p, dst, src, stream)?,
@@ -221,7 +242,12 @@ fn launch_steps(steps: &[CopyStep], dst: u64, src: u64, stream: &Arc<CudaStream>
                 l,
                 word,
             } => {
-                if !transpose::launch(p, (*a, *l), *word, dst, src, stream)? {
+                let done = if transpose::packs(p.itemsize) {
+                    transpose::launch_packed(p, (*a, *l), dst, src, src_bounds, stream)?
+                } else {
+                    transpose::launch(p, (*a, *l), *word, dst, src, stream)?
+                };
+                if !done {
                     generic::launch(p, dst, src, stream)?;
                 }
             }

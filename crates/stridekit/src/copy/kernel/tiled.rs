@@ -5,14 +5,14 @@ use super::{function, sm_count, Variant};
 use crate::error::{driver, Result};
 use cudarc::driver::{CudaStream, LaunchConfig, PushKernelArg};
 use std::sync::Arc;
-use stridekit_layout::{CopyPlan, CopyStep, TilePlan};
+use stridekit_layout::{CopyPlan, TilePlan};
 
 /// Launches `t` between base addresses `dst` and `src`: a persistent grid of 256-thread
 /// blocks looping over the tiles.
 pub(super) fn launch(t: &TilePlan, dst: u64, src: u64, stream: &Arc<CudaStream>) -> Result<()> {
     let Some(p) = TileParams::new(t) else {
         // Outside the kernel's 32-bit fields: elementwise over the tile's own plan.
-        return super::launch_steps(&[CopyStep::Elementwise(as_plan(t))], dst, src, stream);
+        return super::generic::launch(&as_plan(t), dst, src, stream);
     };
     if t.tiles() == 0 {
         return Ok(());

@@ -1,7 +1,8 @@
-//! The two-axis tiled transpose (`tiled_transpose.cu`).
+//! The two-axis transposes: `packed_transpose.cu` for 1- and 2-byte elements,
+//! `tiled_transpose.cu` for wider ones.
 
 use super::params::{pmax, Params, MAXD, SMALLD};
-use super::{function, Variant};
+use super::{function, resident_blocks, sm_count, Variant};
 use crate::error::{driver, Result};
 use cudarc::driver::{CudaStream, LaunchConfig, PushKernelArg};
 use std::sync::Arc;
@@ -64,6 +65,83 @@ fn launch_with<const D: usize>(
     // long long), passed in that order; every offset the plan reaches lies inside
     // memory the callers' views validated; word accesses wider than an element are
     // aligned (the schedule took the word from CopyPlan::transpose_word).
+    unsafe { launch.launch(cfg) }.map_err(driver("strided copy kernel", "cuLaunchKernel"))?;
+    Ok(true)
+}
+
+/// Whether transposes of `itemsize`-byte elements run the packed kernel.
+pub(super) fn packs(itemsize: usize) -> bool {
+    matches!(itemsize, 1 | 2)
+}
+
+/// Launches the packed transpose over axes `a` (source-contiguous) and `l`
+/// (destination-contiguous): tiles of 64 source bytes by 64 rows, a persistent grid of
+/// the blocks that fit at once (four waves' worth at most), any alignment of either side.
+/// `src_bounds` is the source memory, where whole aligned chunks may be read.
+pub(super) fn launch_packed(
+    plan: &CopyPlan,
+    (a, l): (usize, usize),
+    dst: u64,
+    src: u64,
+    src_bounds: (u64, u64),
+    stream: &Arc<CudaStream>,
+) -> Result<bool> {
+    if pmax(plan.ndim().max(1)) == SMALLD {
+        launch_packed_with::<SMALLD>(plan, (a, l), dst, src, src_bounds, stream)
+    } else {
+        launch_packed_with::<MAXD>(plan, (a, l), dst, src, src_bounds, stream)
+    }
+}
+
+fn launch_packed_with<const D: usize>(
+    plan: &CopyPlan,
+    (a, l): (usize, usize),
+    dst: u64,
+    src: u64,
+    (lo, hi): (u64, u64),
+    stream: &Arc<CudaStream>,
+) -> Result<bool> {
+    const TAB: u64 = 64;
+    const TL: u64 = 64;
+    let nd = plan.ndim().max(1);
+    let isz = plan.itemsize as u64;
+    let p = Params::<D>::new(plan);
+    let src0 = src.wrapping_add_signed(plan.src_offset * isz as i64);
+    let dst0 = dst.wrapping_add_signed(plan.dst_offset * isz as i64);
+    let (na, nl) = (plan.shape[a] as u64, plan.shape[l] as u64);
+    let batches = plan.volume as u64 / (na * nl);
+    let tiles = na
+        .div_ceil(TAB / isz)
+        .checked_mul(nl.div_ceil(TL))
+        .and_then(|t| t.checked_mul(batches));
+    let Some(tiles) = tiles else {
+        return Ok(false);
+    };
+    let variant = Variant::Packed { ndim: nd };
+    let f = function(stream, plan.itemsize, variant)?;
+    let resident = resident_blocks(stream, &f, plan.itemsize, variant, 0)?;
+    let grid = tiles.min(sm_count(stream)? * resident * 4).max(1);
+    let (a32, l32, batches) = (a as i32, l as i32, batches as i64);
+    let mut launch = stream.launch_builder(&f);
+    launch
+        .arg(&src0)
+        .arg(&dst0)
+        .arg(&p)
+        .arg(&a32)
+        .arg(&l32)
+        .arg(&batches)
+        .arg(&lo)
+        .arg(&hi);
+    let cfg = LaunchConfig {
+        grid_dim: (grid as u32, 1, 1),
+        block_dim: (256, 1, 1),
+        shared_mem_bytes: 0,
+    };
+    // SAFETY: the kernel's parameters are (const unsigned char*, unsigned char*, Params,
+    // int, int, long long, unsigned long long, unsigned long long), passed in that
+    // order; every element the plan reaches lies inside memory the callers' views
+    // validated, and whole 16-byte chunks are read only inside [lo, hi), the source
+    // memory the plan was checked against.
     unsafe { launch.launch(cfg) }.map_err(driver("strided copy kernel", "cuLaunchKernel"))?;
     Ok(true)
 }
