@@ -23,7 +23,9 @@
 #define packed_transpose packed_transpose_1
 #define ELEM unsigned char
 #define EB 1
+namespace v1 {
 #include "../../crates/stridekit/src/copy/kernels/packed_transpose.cu"
+}
 #undef packed_transpose
 #undef ELEM
 #undef EB
@@ -35,10 +37,15 @@
 #undef PIN
 #undef POUT
 #undef NCH
+#undef NCHI
+#undef NCHO
+#undef LOADS
 #define packed_transpose packed_transpose_2
 #define ELEM unsigned short
 #define EB 2
+namespace v2 {
 #include "../../crates/stridekit/src/copy/kernels/packed_transpose.cu"
+}
 #undef packed_transpose
 #undef ELEM
 #undef EB
@@ -50,10 +57,15 @@
 #undef PIN
 #undef POUT
 #undef NCH
+#undef NCHI
+#undef NCHO
+#undef LOADS
 #define packed_transpose packed_transpose_4
 #define ELEM unsigned int
 #define EB 4
+namespace v4 {
 #include "../../crates/stridekit/src/copy/kernels/packed_transpose.cu"
+}
 #undef packed_transpose
 
 typedef void (*Kern)(const unsigned char*, unsigned char*, const Params, int, int, long long,
@@ -131,7 +143,7 @@ int main(int argc, char** argv) {
     double mem_gbs = 2.0 * gib / mms / 1e6;
     printf("memcpy: %.0f GB/s (read + write)\n", mem_gbs);
     CK(cudaFree(ma)); CK(cudaFree(mb));
-    Kern kerns[5] = {nullptr, packed_transpose_1, packed_transpose_2, nullptr, packed_transpose_4};
+    Kern kerns[5] = {nullptr, v1::packed_transpose_1, v2::packed_transpose_2, nullptr, v4::packed_transpose_4};
     int blocks_per_sm[5] = {0};
     for (int eb : {1, 2, 4}) CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks_per_sm[eb], kerns[eb], 256, 0));
     printf("resident blocks per SM: u8 %d, u16 %d, u32 %d\n", blocks_per_sm[1], blocks_per_sm[2], blocks_per_sm[4]);
@@ -169,8 +181,8 @@ int main(int argc, char** argv) {
         p.shape[0] = c.na; p.shape[1] = c.nl; p.src[0] = 1; p.src[1] = c.sp; p.dst[0] = c.dp; p.dst[1] = 1;
         p.n = c.na * c.nl;
         int TAe = 64 / c.eb;
-        long long tiles = ((c.nl + 63) / 64) * ((c.na + TAe - 1) / TAe);
-        long long grid = std::min<long long>(tiles, (long long)prop.multiProcessorCount * blocks_per_sm[c.eb] * 4);
+        long long tiles = ((c.nl + 127) / 128) * ((c.na + TAe - 1) / TAe);
+        long long grid = std::min<long long>(tiles, (long long)prop.multiProcessorCount * blocks_per_sm[c.eb]);
         unsigned long long lo = (unsigned long long)s, hi = lo + sbytes - 16;  // the last 16 bytes are outside "the region"
         auto launch = [&] {
             kerns[c.eb]<<<(unsigned)grid, 256, 0, st>>>(s + c.soff, d + c.doff, p, 0, 1, 1, lo, hi);

@@ -205,6 +205,47 @@ impl CopyPlan {
             .map(|a| (a, l))
     }
 
+    /// The axes of a transpose with one short side (channel layouts: RGB interleaved <->
+    /// planar, NHWC <-> NCHW) for 1- and 2-byte elements: `(a, l)`, the source's and the
+    /// destination's unit-stride axes, where one of them has 2 to 16 elements and the
+    /// other at least 64, and
+    /// - the short one is `a` (channels of a source pixel; deinterleave): the source's
+    ///   pixels are at most 8 bytes apart (gaps between them are read, never written);
+    /// - the short one is `l` (interleave): the destination's pixels are dense (their
+    ///   stride is the channel count: no gaps to preserve).
+    ///
+    /// ```
+    /// use stridekit_layout::{CopyPlan, Order, StridedLayout};
+    /// // RGB interleaved (H, W, 3) -> planar (3, H, W), bytes.
+    /// let src = StridedLayout::dense(&[64, 64, 3], 1, Order::C)?.permuted(&[2, 0, 1])?;
+    /// let dst = StridedLayout::dense(&[3, 64, 64], 1, Order::C)?;
+    /// let plan = CopyPlan::new(&dst, &src)?;
+    /// let (a, l) = plan.channel_transpose_axes().unwrap();
+    /// assert_eq!((plan.shape[a], plan.shape[l]), (3, 64 * 64));
+    /// # Ok::<(), stridekit_layout::LayoutError>(())
+    /// ```
+    pub fn channel_transpose_axes(&self) -> Option<(usize, usize)> {
+        const SHORT: std::ops::RangeInclusive<i64> = 2..=16;
+        const LONG: i64 = 64;
+        let n = self.ndim();
+        if !matches!(self.itemsize, 1 | 2) || n < 2 || self.volume == 0 {
+            return None;
+        }
+        let l = n - 1;
+        if self.dst_strides[l] != 1 {
+            return None;
+        }
+        let a = (0..l).find(|&k| self.src_strides[k] == 1)?;
+        let isz = self.itemsize as i64;
+        let (na, nl) = (self.shape[a], self.shape[l]);
+        let deinterleave = SHORT.contains(&na)
+            && nl >= LONG
+            && self.src_strides[l] >= na
+            && self.src_strides[l] * isz <= 8;
+        let interleave = SHORT.contains(&nl) && na >= LONG && self.dst_strides[a] == nl;
+        (deinterleave || interleave).then_some((a, l))
+    }
+
     /// Bytes per word of a tiled transpose over axes `a` (source-contiguous) and `l`
     /// (destination-contiguous), given the two base addresses: 4 for 1- and 2-byte
     /// elements, 8 for 4-byte ones, when both bases (with their offsets) and every stride

@@ -130,9 +130,9 @@ fn check(
                     put(&mut got, p.itemsize, p.dst_offset + i, p.src_offset + i)?;
                 }
             }
-            CopyStep::Elementwise(p) | CopyStep::Transpose { plan: p, .. } => {
-                plan_pairs(p, &mut got)?
-            }
+            CopyStep::Elementwise(p)
+            | CopyStep::Transpose { plan: p, .. }
+            | CopyStep::Channels { plan: p, .. } => plan_pairs(p, &mut got)?,
             CopyStep::Tiled(t) => tile_pairs(t, dptr, sptr, &mut got)?,
         }
     }
@@ -233,6 +233,7 @@ fn classes_pick_the_expected_kernels() {
                     CopyStep::Elementwise(_) => "elementwise",
                     CopyStep::Transpose { .. } => "transpose",
                     CopyStep::Tiled(_) => "tiled",
+                    CopyStep::Channels { .. } => "channels",
                 })
                 .collect()
         };
@@ -245,19 +246,16 @@ fn classes_pick_the_expected_kernels() {
     let a1 = c(&[256, 512], 1);
     let t1 = c(&[512, 256], 1).permuted(&[1, 0]).expect("permute");
     assert_eq!(kinds(&a1, &t1, 0, 0), ["transpose"]);
-    // A short destination axis: multi-axis tiles, read in 16-byte words; written in
-    // 16-byte words too, each spanning two 8-byte rows that follow each other in memory.
+    // A short destination axis of bytes (8 channels): the channel kernel, whatever the
+    // alignment of the bases.
     let t8 = c(&[8, 4096], 1).permuted(&[1, 0]).expect("permute");
-    let steps = check(&c(&[4096, 8], 1), &t8, 0, 0).expect("exact");
+    assert_eq!(kinds(&c(&[4096, 8], 1), &t8, 0, 0), ["channels"]);
+    assert_eq!(kinds(&c(&[4096, 8], 1), &t8, 4, 2), ["channels"]);
+    // The same in 4-byte elements: multi-axis tiles in 4-element words both ways.
+    let t8w = c(&[8, 4096], 4).permuted(&[1, 0]).expect("permute");
+    let steps = check(&c(&[4096, 8], 4), &t8w, 0, 0).expect("exact");
     match &steps[..] {
-        [CopyStep::Tiled(t)] => assert_eq!((t.read_word, t.write_word), (16, 16)),
-        other => panic!("{other:?}"),
-    }
-    // Misaligned bases: words shrink to what stays aligned (4 bytes at least); the
-    // two-axis kernel then moves plain elements.
-    let steps = check(&c(&[4096, 8], 1), &t8, 4, 2).expect("exact");
-    match &steps[..] {
-        [CopyStep::Tiled(t)] => assert_eq!((t.read_word, t.write_word), (1, 4)),
+        [CopyStep::Tiled(t)] => assert_eq!((t.read_word, t.write_word), (4, 4)),
         other => panic!("{other:?}"),
     }
     assert_eq!(kinds(&a1, &t1, 4, 2), ["transpose"]);
@@ -298,12 +296,17 @@ fn classes_pick_the_expected_kernels() {
         ])
         .expect("slice");
     assert_eq!(kinds(&c(&[32, 200], 4), &rows, 0, 0), ["elementwise"]);
-    // RGB interleaved -> planar, u8: both fast runs short, tiles merge axes.
-    // Its reads run over (pixel, channel) pairs, 3 x n bytes in a row: 16-byte words.
+    // RGB interleaved <-> planar, u8: one short side, the channel kernel both ways.
     let hwc = c(&[480, 640, 3], 1).permuted(&[2, 0, 1]).expect("permute");
-    let steps = check(&c(&[3, 480, 640], 1), &hwc, 0, 0).expect("exact");
+    assert_eq!(kinds(&c(&[3, 480, 640], 1), &hwc, 0, 0), ["channels"]);
+    let chw = c(&[3, 480, 640], 1);
+    assert_eq!(kinds(&hwc, &chw, 0, 0), ["channels"]);
+    // The same in 4-byte elements: multi-axis tiles, reads over (pixel, channel) pairs,
+    // 3 x n elements in a row, in 16-byte words.
+    let hwc4 = c(&[480, 640, 3], 4).permuted(&[2, 0, 1]).expect("permute");
+    let steps = check(&c(&[3, 480, 640], 4), &hwc4, 0, 0).expect("exact");
     match &steps[0] {
-        CopyStep::Tiled(t) => assert_eq!((t.read_word, t.write_word), (16, 16)),
+        CopyStep::Tiled(t) => assert_eq!(t.read_word * t.itemsize, 16),
         other => panic!("{other:?}"),
     }
     // A broadcast row: elementwise (reads hit one row).

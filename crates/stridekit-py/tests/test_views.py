@@ -159,13 +159,13 @@ def test_the_decorator_hands_out_views() -> None:
 def test_copies_never_reinterpret_unless_bits_is_asked() -> None:
     src = np.array([1, 2, 3, 0x3F800000], dtype=np.int32)
     out = np.zeros(4, dtype=np.float32)
-    with pytest.raises(ValueError, match="the source is I32 and the destination F32"):
+    with pytest.raises(ValueError, match="the source is int32 and the destination float32"):
         StridedMemoryView(out).copy_from(StridedMemoryView(src))
     assert out.tobytes() == bytes(16)
     StridedMemoryView(out).copy_from(StridedMemoryView(src), bits=True)
     assert out.tobytes() == src.tobytes()
     flags = np.zeros(4, dtype=np.bool_)
-    with pytest.raises(ValueError, match="Bool"):
+    with pytest.raises(ValueError, match="the source is uint8 and the destination bool"):
         StridedMemoryView(np.array([7, 0, 1, 255], np.uint8)).copy_to(StridedMemoryView(flags))
     assert not flags.any()
 

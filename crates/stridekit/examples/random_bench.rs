@@ -58,6 +58,9 @@ fn steps(plan: &CopyPlan, dptr: u64, sptr: u64) -> String {
             stridekit::CopyStep::Memcpy(_) => "memcpy".to_string(),
             stridekit::CopyStep::Elementwise(p) => format!("elementwise(w{})", p.itemsize),
             stridekit::CopyStep::Transpose { .. } => "transpose".to_string(),
+            stridekit::CopyStep::Channels { plan, a, l } => {
+                format!("channels({}x{})", plan.shape[*a], plan.shape[*l])
+            }
             stridekit::CopyStep::Tiled(t) => format!(
                 "tiled(v{},r{},w{})",
                 t.volume(),

@@ -73,7 +73,10 @@ fn allocator_results_are_checked_before_use() {
             Bad::Short(DeviceMemoryResource::new(&dev).unwrap()),
             "a temporary must hold every byte",
         ),
-        (Bad::Host, "must be device or managed memory"),
+        (
+            Bad::Host,
+            "must be memory that kernels of the stream's device reach",
+        ),
         (
             Bad::Misaligned(DeviceMemoryResource::new(&dev).unwrap()),
             "must be 16-byte aligned",
@@ -110,6 +113,40 @@ fn allocator_results_are_checked_before_use() {
     let want: Vec<u32> = bytemuck::cast_slice::<u8, u32>(&bytes).to_vec();
     for (i, j) in [(0usize, 0usize), (3, 700), (1023, 5)] {
         assert_eq!(host[j * 1024 + i], want[i * 1024 + j]);
+    }
+}
+
+#[test]
+#[ignore = "needs a CUDA device"]
+fn temporaries_from_mapped_pinned_and_managed_memory_are_accepted() {
+    let dev = Device::open(0).unwrap();
+    let stream = dev.new_stream().unwrap();
+    let src = device_source(&dev, &stream);
+    let square = StridedLayout::dense(&[1024, 1024], 4, Order::C).unwrap();
+    let s = StridedMemoryView::from_buffer(&src, square.clone(), Some(DType::U32)).unwrap();
+    let bytes = common::random_bytes(N * 4, 77);
+    let want: Vec<u32> = bytemuck::cast_slice::<u8, u32>(&bytes).to_vec();
+    let pinned = stridekit::PinnedMemoryResource::new(&dev);
+    let managed = stridekit::ManagedMemoryResource::new(&dev).unwrap();
+    let resources: [(&dyn MemoryResource, &str); 2] = [(&pinned, "pinned"), (&managed, "managed")];
+    for (mr, name) in resources {
+        // A transposed pageable destination packs through a temporary of `mr`.
+        let mut host = vec![0xeeu32; N];
+        let opts = CopyOptions {
+            allocator: Some(mr),
+            ..CopyOptions::default()
+        };
+        let mut d =
+            StridedMemoryViewMut::from_slice_mut(&mut host[..], square.permuted(&[1, 0]).unwrap())
+                .unwrap();
+        d.copy_from_with(&s, Some(&stream), &opts)
+            .unwrap_or_else(|e| panic!("a {name} temporary was refused: {e}"));
+        drop(d);
+        for i in 0..1024 {
+            for j in 0..1024 {
+                assert_eq!(host[j * 1024 + i], want[i * 1024 + j], "{name} temporary");
+            }
+        }
     }
 }
 

@@ -8,6 +8,7 @@
 //! | `Elementwise` | `strided_copy.cu`: one thread per element, several loads in flight |
 //! | `Transpose` | 1- and 2-byte elements: `packed_transpose.cu` (aligned 16-byte chunks at any start, blocks transposed in registers); wider: `tiled_transpose.cu`, 32 x 32 word tiles over two axes |
 //! | `Tiled` | `tile_copy.cu`: tiles over several axes, tables in shared memory, words |
+//! | `Channels` | `channel_transpose.cu`: one short side; runs of aligned chunks per plane |
 
 mod generic;
 mod params;
@@ -33,6 +34,14 @@ enum Variant {
     Transpose { ndim: usize, word: usize },
     /// The packed transpose of 1-, 2- or 4-byte elements (any alignment).
     Packed { ndim: usize },
+    /// A transpose with one short side of `ch` elements: `mode` 0 deinterleaves (source
+    /// pixels `sl` elements apart), 1 interleaves.
+    Channels {
+        ndim: usize,
+        ch: usize,
+        sl: usize,
+        mode: usize,
+    },
     /// Tiles over several axes; bytes per read and per written word.
     Tiled { read: usize, write: usize },
 }
@@ -44,6 +53,9 @@ impl Variant {
             Variant::Generic { ndim, wide } => ("strided_copy", [itemsize, ndim, wide as usize, 0]),
             Variant::Transpose { ndim, word } => ("tiled_transpose", [itemsize, ndim, word, 0]),
             Variant::Packed { ndim } => ("packed_transpose", [itemsize, ndim, 0, 0]),
+            Variant::Channels { ndim, ch, sl, mode } => {
+                ("channel_transpose", [itemsize, ndim, ch | sl << 8, mode])
+            }
             Variant::Tiled { read, write } => ("tile_copy", [itemsize, read, write, 0]),
         }
     }
@@ -117,6 +129,15 @@ fn compile_function(
             ),
             include_str!("../kernels/packed_transpose.cu"),
             "packed_transpose",
+        ),
+        Variant::Channels { ndim, ch, sl, mode } => (
+            format!(
+                "#define NDIM {ndim}\n#define PMAX {}\n#define EB {itemsize}\n#define CH {ch}\n#define SLB {}\n#define MODE {mode}\n",
+                params::pmax(ndim),
+                sl * itemsize
+            ),
+            include_str!("../kernels/channel_transpose.cu"),
+            "channel_transpose",
         ),
         Variant::Tiled { read, write } => (
             format!(
@@ -252,6 +273,11 @@ fn launch_steps(
                 }
             }
             CopyStep::Tiled(t) => tiled::launch(t, dst, src, stream)?,
+            CopyStep::Channels { plan: p, a, l } => {
+                if !transpose::launch_channels(p, (*a, *l), dst, src, src_bounds, stream)? {
+                    generic::launch(p, dst, src, stream)?;
+                }
+            }
         }
     }
     Ok(())

@@ -75,8 +75,8 @@ pub(super) fn packs(itemsize: usize) -> bool {
 }
 
 /// Launches the packed transpose over axes `a` (source-contiguous) and `l`
-/// (destination-contiguous): tiles of 64 source bytes by 64 rows, a persistent grid of
-/// the blocks that fit at once (four waves' worth at most), any alignment of either side.
+/// (destination-contiguous): tiles of 64 source bytes by 128 rows, a persistent grid of
+/// the blocks that fit at once (one wave), any alignment of either side.
 /// `src_bounds` is the source memory, where whole aligned chunks may be read.
 pub(super) fn launch_packed(
     plan: &CopyPlan,
@@ -102,7 +102,7 @@ fn launch_packed_with<const D: usize>(
     stream: &Arc<CudaStream>,
 ) -> Result<bool> {
     const TAB: u64 = 64;
-    const TL: u64 = 64;
+    const TL: u64 = 128;
     let nd = plan.ndim().max(1);
     let isz = plan.itemsize as u64;
     let p = Params::<D>::new(plan);
@@ -120,7 +120,7 @@ fn launch_packed_with<const D: usize>(
     let variant = Variant::Packed { ndim: nd };
     let f = function(stream, plan.itemsize, variant)?;
     let resident = resident_blocks(stream, &f, plan.itemsize, variant, 0)?;
-    let grid = tiles.min(sm_count(stream)? * resident * 4).max(1);
+    let grid = tiles.min(sm_count(stream)? * resident).max(1);
     let (a32, l32, batches) = (a as i32, l as i32, batches as i64);
     let mut launch = stream.launch_builder(&f);
     launch
@@ -142,6 +142,72 @@ fn launch_packed_with<const D: usize>(
     // order; every element the plan reaches lies inside memory the callers' views
     // validated, and whole 16-byte chunks are read only inside [lo, hi), the source
     // memory the plan was checked against.
+    unsafe { launch.launch(cfg) }.map_err(driver("strided copy kernel", "cuLaunchKernel"))?;
+    Ok(true)
+}
+
+/// Launches the transpose with one short side over axes `a` (source-contiguous) and `l`
+/// (destination-contiguous), as [`CopyPlan::channel_transpose_axes`] chose them: tiles of
+/// 1 KiB per channel, a persistent grid of the blocks that fit at once.
+pub(super) fn launch_channels(
+    plan: &CopyPlan,
+    (a, l): (usize, usize),
+    dst: u64,
+    src: u64,
+    (lo, hi): (u64, u64),
+    stream: &Arc<CudaStream>,
+) -> Result<bool> {
+    if pmax(plan.ndim().max(1)) != SMALLD {
+        return Ok(false);
+    }
+    let nd = plan.ndim().max(1);
+    let isz = plan.itemsize as u64;
+    let p = Params::<SMALLD>::new(plan);
+    let src0 = src.wrapping_add_signed(plan.src_offset * isz as i64);
+    let dst0 = dst.wrapping_add_signed(plan.dst_offset * isz as i64);
+    let (na, nl) = (plan.shape[a] as u64, plan.shape[l] as u64);
+    let deinterleave = na <= 16;
+    let (ch, long, sl, mode) = if deinterleave {
+        (na, nl, plan.src_strides[l] as usize, 0)
+    } else {
+        (nl, na, 0, 1)
+    };
+    let batches = plan.volume as u64 / (na * nl);
+    let per_tile = 1024 / isz;
+    let Some(tiles) = long.div_ceil(per_tile).checked_mul(batches) else {
+        return Ok(false);
+    };
+    let variant = Variant::Channels {
+        ndim: nd,
+        ch: ch as usize,
+        sl,
+        mode,
+    };
+    let f = function(stream, plan.itemsize, variant)?;
+    let resident = resident_blocks(stream, &f, plan.itemsize, variant, 0)?;
+    let grid = tiles.min(sm_count(stream)? * resident).max(1);
+    let (a32, l32, batches) = (a as i32, l as i32, batches as i64);
+    let mut launch = stream.launch_builder(&f);
+    launch
+        .arg(&src0)
+        .arg(&dst0)
+        .arg(&p)
+        .arg(&a32)
+        .arg(&l32)
+        .arg(&batches)
+        .arg(&lo)
+        .arg(&hi);
+    let cfg = LaunchConfig {
+        grid_dim: (grid as u32, 1, 1),
+        block_dim: (256, 1, 1),
+        shared_mem_bytes: 0,
+    };
+    // SAFETY: the kernel's parameters are (const unsigned char*, unsigned char*, Params,
+    // int, int, long long, unsigned long long, unsigned long long), passed in that
+    // order; every element the plan reaches lies inside memory the callers' views
+    // validated; whole 16-byte chunks are read only inside [lo, hi), the source memory
+    // the plan was checked against; writes cover the destination's elements only (an
+    // interleaving destination has no gaps: `channel_transpose_axes` requires it).
     unsafe { launch.launch(cfg) }.map_err(driver("strided copy kernel", "cuLaunchKernel"))?;
     Ok(true)
 }
