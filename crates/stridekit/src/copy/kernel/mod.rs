@@ -8,7 +8,7 @@
 //! | `Elementwise` | `strided_copy.cu`: one thread per element, several loads in flight |
 //! | `Transpose` | 1- and 2-byte elements: `packed_transpose.cu` (aligned 16-byte chunks at any start, blocks transposed in registers); wider: `tiled_transpose.cu`, 32 x 32 word tiles over two axes |
 //! | `Tiled` | `tile_copy.cu`: tiles over several axes, tables in shared memory, words |
-//! | `Channels` | `channel_transpose.cu`: one short side; runs of aligned chunks per plane |
+//! | `Channels` | `channel_transpose.cu`: deinterleaving; pixels in and planes out as runs of aligned chunks |
 
 mod generic;
 mod params;
@@ -34,14 +34,8 @@ enum Variant {
     Transpose { ndim: usize, word: usize },
     /// The packed transpose of 1-, 2- or 4-byte elements (any alignment).
     Packed { ndim: usize },
-    /// A transpose with one short side of `ch` elements: `mode` 0 deinterleaves (source
-    /// pixels `sl` elements apart), 1 interleaves.
-    Channels {
-        ndim: usize,
-        ch: usize,
-        sl: usize,
-        mode: usize,
-    },
+    /// A deinterleaving transpose of `ch` channels, source pixels `sl` elements apart.
+    Channels { ndim: usize, ch: usize, sl: usize },
     /// Tiles over several axes; bytes per read and per written word.
     Tiled { read: usize, write: usize },
 }
@@ -53,9 +47,7 @@ impl Variant {
             Variant::Generic { ndim, wide } => ("strided_copy", [itemsize, ndim, wide as usize, 0]),
             Variant::Transpose { ndim, word } => ("tiled_transpose", [itemsize, ndim, word, 0]),
             Variant::Packed { ndim } => ("packed_transpose", [itemsize, ndim, 0, 0]),
-            Variant::Channels { ndim, ch, sl, mode } => {
-                ("channel_transpose", [itemsize, ndim, ch | sl << 8, mode])
-            }
+            Variant::Channels { ndim, ch, sl } => ("channel_transpose", [itemsize, ndim, ch, sl]),
             Variant::Tiled { read, write } => ("tile_copy", [itemsize, read, write, 0]),
         }
     }
@@ -95,6 +87,16 @@ fn compile_function(
 ) -> Result<CudaFunction> {
     const OP: &str = "strided copy kernel";
     let ctx = stream.context();
+    let (src, name) = kernel_source(itemsize, variant)?;
+    let module = crate::nvrtc::compile(OP, ctx, &format!("stridekit_{name}_{itemsize}"), &src)?;
+    module
+        .load_function(name)
+        .map_err(driver(OP, "cuModuleGetFunction"))
+}
+
+/// The CUDA C++ source of the kernel of `(itemsize, variant)`, and its entry point.
+fn kernel_source(itemsize: usize, variant: Variant) -> Result<(String, &'static str)> {
+    const OP: &str = "strided copy kernel";
     let unsupported = |what: usize| Error::Unsupported {
         op: OP,
         reason: format!("itemsize {what}; the kernel moves 1, 2, 4, 8 or 16-byte elements"),
@@ -130,9 +132,9 @@ fn compile_function(
             include_str!("../kernels/packed_transpose.cu"),
             "packed_transpose",
         ),
-        Variant::Channels { ndim, ch, sl, mode } => (
+        Variant::Channels { ndim, ch, sl } => (
             format!(
-                "#define NDIM {ndim}\n#define PMAX {}\n#define EB {itemsize}\n#define CH {ch}\n#define SLB {}\n#define MODE {mode}\n",
+                "#define NDIM {ndim}\n#define PMAX {}\n#define EB {itemsize}\n#define CH {ch}\n#define SLB {}\n",
                 params::pmax(ndim),
                 sl * itemsize
             ),
@@ -152,11 +154,7 @@ fn compile_function(
             "tile_copy",
         ),
     };
-    let src = format!("#define ELEM {elem}\n{defs}{PRELUDE}{body}");
-    let module = crate::nvrtc::compile(OP, ctx, &format!("stridekit_{name}_{itemsize}"), &src)?;
-    module
-        .load_function(name)
-        .map_err(driver(OP, "cuModuleGetFunction"))
+    Ok((format!("#define ELEM {elem}\n{defs}{PRELUDE}{body}"), name))
 }
 
 /// SMs of the stream's device, asked once per device.
@@ -263,7 +261,7 @@ fn launch_steps(
                 l,
                 word,
             } => {
-                let done = if transpose::packs(p.itemsize) {
+                let done = if transpose::packs(p.itemsize, *word) {
                     transpose::launch_packed(p, (*a, *l), dst, src, src_bounds, stream)?
                 } else {
                     transpose::launch(p, (*a, *l), *word, dst, src, stream)?
@@ -281,4 +279,77 @@ fn launch_steps(
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every kernel variant the schedule can ask for (a representative of each family of
+    /// defines), compiled by NVRTC for Hopper without a GPU. Needs libnvrtc on the loader
+    /// path (CI installs the `nvidia-cuda-nvrtc` wheel); without it the test says so and
+    /// passes, unless `STRIDEKIT_REQUIRE_NVRTC` is set.
+    #[test]
+    fn nvrtc_compiles_every_kernel_variant_for_sm_90() {
+        if !crate::driver::nvrtc_present() {
+            assert!(
+                std::env::var_os("STRIDEKIT_REQUIRE_NVRTC").is_none(),
+                "NVRTC is required (STRIDEKIT_REQUIRE_NVRTC) but libnvrtc could not be loaded"
+            );
+            eprintln!("libnvrtc is not on the loader path: the kernels were not compiled");
+            return;
+        }
+        let mut variants = Vec::new();
+        for isz in [1usize, 2, 4, 8, 16] {
+            for ndim in [1usize, 2, 3, 8, 9] {
+                for wide in [false, true] {
+                    variants.push((isz, Variant::Generic { ndim, wide }));
+                }
+            }
+            for ndim in [2usize, 3, 9] {
+                for word in [isz, 4, 8, 16] {
+                    if word >= isz && word <= 16 {
+                        variants.push((isz, Variant::Transpose { ndim, word }));
+                    }
+                }
+            }
+            for read in [isz, 4, 8, 16] {
+                for write in [isz, 4, 8, 16] {
+                    if read >= isz && write >= isz {
+                        variants.push((isz, Variant::Tiled { read, write }));
+                    }
+                }
+            }
+        }
+        for isz in [1usize, 2] {
+            for ndim in [2usize, 3, 9] {
+                variants.push((isz, Variant::Packed { ndim }));
+            }
+            for ch in 2..=8 / isz {
+                for sl in ch..=8 / isz {
+                    variants.push((isz, Variant::Channels { ndim: 3, ch, sl }));
+                }
+            }
+        }
+        let mut failed = Vec::new();
+        for (isz, v) in &variants {
+            let (src, name) = kernel_source(*isz, *v).unwrap();
+            let opts = cudarc::nvrtc::CompileOptions {
+                arch: Some("compute_90"),
+                name: Some(format!("{name}.cu")),
+                ..Default::default()
+            };
+            if let Err(e) = cudarc::nvrtc::compile_ptx_with_opts(&src, opts) {
+                failed.push(format!("{name} itemsize {isz} {v:?}: {e:?}"));
+            }
+        }
+        assert!(
+            failed.is_empty(),
+            "{} of {} variants failed:\n{}",
+            failed.len(),
+            variants.len(),
+            failed.join("\n")
+        );
+        eprintln!("{} kernel variants compiled for compute_90", variants.len());
+    }
 }

@@ -69,9 +69,13 @@ fn launch_with<const D: usize>(
     Ok(true)
 }
 
-/// Whether transposes of `itemsize`-byte elements run the packed kernel.
-pub(super) fn packs(itemsize: usize) -> bool {
-    matches!(itemsize, 1 | 2)
+/// Whether a transpose of `itemsize`-byte elements in `word`-byte words runs the packed
+/// kernel: bytes that the 32 x 32 tiles would move one at a time (rows that start at
+/// any byte). Measured (BENCHMARKS.md): 4097x3001 bytes 0.29 against 0.27, 5000x7001
+/// 0.36 against 0.31; where 4-byte words stay aligned, and for halfwords, the tiles
+/// are faster.
+pub(super) fn packs(itemsize: usize, word: usize) -> bool {
+    itemsize == 1 && word == 1
 }
 
 /// Launches the packed transpose over axes `a` (source-contiguous) and `l`
@@ -146,9 +150,9 @@ fn launch_packed_with<const D: usize>(
     Ok(true)
 }
 
-/// Launches the transpose with one short side over axes `a` (source-contiguous) and `l`
-/// (destination-contiguous), as [`CopyPlan::channel_transpose_axes`] chose them: tiles of
-/// 1 KiB per channel, a persistent grid of the blocks that fit at once.
+/// Launches the deinterleaving transpose over axes `a` (channels, source-contiguous) and
+/// `l` (pixels, destination-contiguous), as [`CopyPlan::channel_transpose_axes`] chose
+/// them: tiles of up to 4 KiB per channel, a persistent grid of the blocks that fit.
 pub(super) fn launch_channels(
     plan: &CopyPlan,
     (a, l): (usize, usize),
@@ -165,23 +169,17 @@ pub(super) fn launch_channels(
     let p = Params::<SMALLD>::new(plan);
     let src0 = src.wrapping_add_signed(plan.src_offset * isz as i64);
     let dst0 = dst.wrapping_add_signed(plan.dst_offset * isz as i64);
-    let (na, nl) = (plan.shape[a] as u64, plan.shape[l] as u64);
-    let deinterleave = na <= 16;
-    let (ch, long, sl, mode) = if deinterleave {
-        (na, nl, plan.src_strides[l] as usize, 0)
-    } else {
-        (nl, na, 0, 1)
-    };
-    let batches = plan.volume as u64 / (na * nl);
-    let per_tile = 1024 / isz;
-    let Some(tiles) = long.div_ceil(per_tile).checked_mul(batches) else {
+    let (ch, pixels) = (plan.shape[a] as u64, plan.shape[l] as u64);
+    let batches = plan.volume as u64 / (ch * pixels);
+    // Bytes per plane of a tile, as the kernel's RUN.
+    let run = if ch <= 4 { 4096 } else { 16384 / ch / 16 * 16 };
+    let Some(tiles) = pixels.div_ceil(run / isz).checked_mul(batches) else {
         return Ok(false);
     };
     let variant = Variant::Channels {
         ndim: nd,
         ch: ch as usize,
-        sl,
-        mode,
+        sl: plan.src_strides[l] as usize,
     };
     let f = function(stream, plan.itemsize, variant)?;
     let resident = resident_blocks(stream, &f, plan.itemsize, variant, 0)?;
@@ -206,8 +204,7 @@ pub(super) fn launch_channels(
     // int, int, long long, unsigned long long, unsigned long long), passed in that
     // order; every element the plan reaches lies inside memory the callers' views
     // validated; whole 16-byte chunks are read only inside [lo, hi), the source memory
-    // the plan was checked against; writes cover the destination's elements only (an
-    // interleaving destination has no gaps: `channel_transpose_axes` requires it).
+    // the plan was checked against; writes cover the destination's elements only.
     unsafe { launch.launch(cfg) }.map_err(driver("strided copy kernel", "cuLaunchKernel"))?;
     Ok(true)
 }

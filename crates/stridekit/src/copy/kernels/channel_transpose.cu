@@ -1,35 +1,23 @@
-// Transposes with one short side, for 1- and 2-byte elements: channel layouts such as
-// RGB interleaved <-> planar and NHWC <-> NCHW. Compiled with ELEM, EB (1 or 2), CH (the
-// short extent, 2..16), MODE, NDIM and PMAX defined before the prelude.
+// Deinterleaving transposes of 1- and 2-byte elements: channel layouts such as RGB
+// interleaved -> planar and NHWC -> NCHW. Compiled with ELEM, EB (1 or 2), CH (channels,
+// 2..16), SLB (bytes from one source pixel to the next, at most 8), NDIM and PMAX defined
+// before the prelude.
 //
-// MODE 0, deinterleave: the short axis `a` is the source's unit-stride axis (channels of
-// a pixel), `l` the long one (pixels, the destination's unit-stride axis); a pixel's
-// channels sit `sl` elements apart from the next pixel's (sl >= CH: gaps are read, never
-// written). A tile is P pixels: their source span arrives as one run of 16-byte aligned
-// chunks; each destination plane's P elements leave as 16-byte aligned chunks.
-// MODE 1, interleave: the long axis `a` (pixels) is the source's unit-stride axis, the
-// short axis `l` (channels) the destination's, and the destination's pixels are dense
-// (da == CH): CH source planes arrive as chunked rows; the destination's P * CH
-// elements leave as one run of chunks.
+// The short axis `a` is the source's unit-stride axis (channels of a pixel), `l` the long
+// one (pixels, the destination's unit-stride axis); a pixel's channels sit SLB bytes from
+// the next pixel's (SLB >= CH * EB: gaps are read, never written). A tile is P pixels:
+// their source span arrives as one run of 16-byte aligned chunks; each destination
+// plane's P elements leave as 16-byte aligned chunks.
 // Realignment (any start of either side) is a funnel shift of two aligned words; a run's
 // first and last partial chunks are written in words and bytes. Aligned chunks are
 // loaded whole only inside [lo, hi), the source memory the copy was checked against.
 #define K (4 / EB)
-#define P (1024 / EB)                 // pixels per tile
-#define RUN (P * EB)                  // bytes per plane of a tile
-#if MODE == 0
-#define INROWS 1
-#define INB (P * SLB)                 // source bytes of a tile (SLB: bytes between pixels)
-#define OUTROWS CH
-#define OUTB RUN
-#else
-#define INROWS CH
-#define INB RUN
-#define OUTROWS 1
-#define OUTB (RUN * CH)
-#endif
+// Bytes per plane of a tile: 4 KiB, less for many channels (16 KiB a tile at most).
+#define RUN (CH <= 4 ? 4096 : (16384 / CH) / 16 * 16)
+#define P (RUN / EB)                  // pixels per tile
+#define INB (P * SLB)                 // source bytes of a tile
 #define PITCHI (INB + 32)             // in-row pitch: shift, bytes, a chunk's slack
-#define PITCHO (OUTB + 4)             // out-row pitch: bytes and a word for funnel reads
+#define PITCHO (RUN + 4)             // out-row pitch: bytes and a word for funnel reads
 
 // The `n` bytes of a run that starts at `s0` into shared memory at `to` (16-byte aligned):
 // chunk c holds bytes [16c - shift, 16c - shift + 16) of the run. Returns the shift.
@@ -87,15 +75,16 @@ __device__ __forceinline__ void store_run(unsigned char* D, int n, const unsigne
 extern "C" __global__ void __launch_bounds__(256) channel_transpose(
     const unsigned char* __restrict__ src, unsigned char* __restrict__ dst, const Params p,
     int a, int l, long long batches, unsigned long long lo, unsigned long long hi) {
-    __shared__ __align__(16) unsigned char tin[INROWS * PITCHI];
-    __shared__ __align__(16) unsigned char tout[OUTROWS * PITCHO];
-    __shared__ int shift[INROWS];
-    // The long axis and its tiles.
-    const int lng = MODE == 0 ? l : a;
-    const long long n = p.shape[lng];
+    __shared__ __align__(16) unsigned char tin[PITCHI];
+    __shared__ __align__(16) unsigned char tout[CH * PITCHO];
+    __shared__ int shift;
+    __shared__ long long tile_at[3];  // the next tile: source and destination offsets, first pixel
+    // Pixels and their tiles.
+    const long long n = p.shape[l];
     const long long tiles_per = (n + P - 1) / P, total = tiles_per * batches;
-    for (long long t = blockIdx.x; t < total; t += gridDim.x) {
-        const long long b = t / tiles_per, x0 = (t - b * tiles_per) * P;
+    // Tile coordinates take 64-bit divisions: one thread works them out for the block.
+    auto locate = [&](long long t) {
+        const long long b = t / tiles_per;
         long long rem = b, so = 0, d = 0;
         for (int k = NDIM - 1; k >= 0; --k) {
             if (k == a || k == l) continue;
@@ -105,23 +94,30 @@ extern "C" __global__ void __launch_bounds__(256) channel_transpose(
             so += j * p.src[k];
             d += j * p.dst[k];
         }
+        tile_at[0] = so;
+        tile_at[1] = d;
+        tile_at[2] = (t - b * tiles_per) * P;
+    };
+    if (threadIdx.x == 0 && blockIdx.x < total) locate(blockIdx.x);
+    __syncthreads();
+    for (long long t = blockIdx.x; t < total; t += gridDim.x) {
+        const long long so = tile_at[0], d = tile_at[1], x0 = tile_at[2];
         const int px = (int)min((long long)P, n - x0);  // pixels in this tile
-#if MODE == 0
-        const long long sl = p.src[l];
+        const int sl = SLB / EB;  // source elements from pixel to pixel
         const unsigned char* s0 = src + (so + x0 * sl) * EB;
-        const int nin = ((px - 1) * (int)sl + CH) * EB;
-        if (threadIdx.x == 0) shift[0] = (int)(reinterpret_cast<unsigned long long>(s0) & 15);
+        const int nin = ((px - 1) * sl + CH) * EB;
+        if (threadIdx.x == 0) shift = (int)(reinterpret_cast<unsigned long long>(s0) & 15);
         load_run(s0, nin, tin, lo, hi, threadIdx.x, blockDim.x);
         __syncthreads();
         // Out plane c, word j: pixels 4j/EB .. +K-1 of channel c.
-        const int sh = shift[0];
+        const int sh = shift;
         for (int q = threadIdx.x; q < CH * (RUN / 4); q += blockDim.x) {
             const int c = q / (RUN / 4), j = q - c * (RUN / 4);
             unsigned int w = 0;
 #pragma unroll
             for (int k = 0; k < K; ++k) {
                 const int pix = j * K + k;
-                const int at = sh + (pix * (int)sl + c) * EB;
+                const int at = sh + (pix * sl + c) * EB;
                 const unsigned int e = pix < px ? (EB == 1 ? (unsigned int)tin[at]
                                                             : (unsigned int)*reinterpret_cast<const unsigned short*>(tin + at))
                                                 : 0u;
@@ -135,35 +131,8 @@ extern "C" __global__ void __launch_bounds__(256) channel_transpose(
         const int per = blockDim.x / CH;
         const int c = threadIdx.x / per;
         if (c < CH) store_run(dst + (d + c * da + x0) * EB, px * EB, tout + c * PITCHO, threadIdx.x - c * per, per);
-#else
-        const long long sl = p.src[l];
-        // Each plane's run with a share of the threads.
-        const int per = blockDim.x / CH;
-        const int c = threadIdx.x / per;
-        if (c < CH) {
-            const unsigned char* s0 = src + (so + c * sl + x0) * EB;
-            if (threadIdx.x == c * per) shift[c] = (int)(reinterpret_cast<unsigned long long>(s0) & 15);
-            load_run(s0, px * EB, tin + c * PITCHI, lo, hi, threadIdx.x - c * per, per);
-        }
         __syncthreads();
-        // Out word j of the interleaved run: elements 4j/EB .. +K-1.
-        for (int j = threadIdx.x; j < OUTB / 4; j += blockDim.x) {
-            unsigned int w = 0;
-#pragma unroll
-            for (int k = 0; k < K; ++k) {
-                const int e = j * K + k;
-                const int pix = e / CH, ch = e - pix * CH;
-                const int at = shift[ch] + pix * EB;
-                const unsigned int v = pix < px ? (EB == 1 ? (unsigned int)tin[ch * PITCHI + at]
-                                                           : (unsigned int)*reinterpret_cast<const unsigned short*>(tin + ch * PITCHI + at))
-                                                : 0u;
-                w |= v << (8 * EB * k);
-            }
-            *reinterpret_cast<unsigned int*>(tout + 4 * j) = w;
-        }
-        __syncthreads();
-        store_run(dst + (d + x0 * CH) * EB, px * CH * EB, tout, threadIdx.x, blockDim.x);
-#endif
+        if (threadIdx.x == 0 && t + gridDim.x < total) locate(t + gridDim.x);
         __syncthreads();
     }
 }

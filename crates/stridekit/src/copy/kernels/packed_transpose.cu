@@ -24,7 +24,7 @@
 #define TL 128                          // tile extent along l: rows of the in tile
 #define LB (TL * EB)                    // bytes per out-tile row
 #define PIN 80                          // in-tile row pitch: shift, 64 bytes, a word
-#define POUT (LB + 4)                   // out-tile row pitch: LB bytes, a word for funnel reads
+#define POUT (LB + 4)                   // out-tile row pitch: LB bytes and a word (odd word count)
 #define NCHI 5                          // 16-byte chunks covering TAB bytes at any shift
 #define NCHO (LB / 16 + 1)              // 16-byte chunks covering LB bytes at any shift
 #define LOADS ((TL * NCHI + 255) / 256) // chunks a thread loads per tile
@@ -111,6 +111,8 @@ extern "C" __global__ void __launch_bounds__(256, PT_MINB) packed_transpose(
     __shared__ __align__(16) unsigned char tin[TL * PIN];
     __shared__ __align__(16) unsigned char tout[TA * POUT];
     __shared__ int shift[TL];
+    __shared__ long long orow_at[TA];  // each out row's destination byte offset from dst
+    __shared__ PTile shared_tile;      // the next tile, worked out once per block
     const long long sl = p.src[l], da = p.dst[a];
     const long long ntl = (p.shape[l] + TL - 1) / TL, nta = (p.shape[a] + TA - 1) / TA;
     const long long total = ntl * nta * batches;
@@ -118,7 +120,10 @@ extern "C" __global__ void __launch_bounds__(256, PT_MINB) packed_transpose(
     if (t >= total) return;
     uint4 buf[LOADS];
     int slot[LOADS], srow[LOADS], sval[LOADS];
-    PTile T = ptile(t, p, a, l, ntl, nta);
+    // Tile coordinates take 64-bit divisions: one thread works them out for the block.
+    if (threadIdx.x == 0) shared_tile = ptile(t, p, a, l, ntl, nta);
+    __syncthreads();
+    PTile T = shared_tile;
     fetch(T, src, sl, lo, hi, buf, slot, srow, sval);
     for (;;) {
         // 1. The fetched chunks into shared memory.
@@ -135,9 +140,10 @@ extern "C" __global__ void __launch_bounds__(256, PT_MINB) packed_transpose(
 #pragma unroll
             for (int k = 0; k < K; ++k) {
                 const int r = r0 + k;
-                const int o = (r < T.rows ? shift[r] : 0) + 4 * w;
+                const int sh = r < T.rows ? shift[r] : 0;
+                const int o = sh + 4 * w;
                 const unsigned int* row = reinterpret_cast<const unsigned int*>(tin + r * PIN);
-                v[k] = __funnelshift_r(row[o >> 2], row[(o >> 2) + 1], 8 * (o & 3));
+                v[k] = (sh & 3) == 0 ? row[o >> 2] : __funnelshift_r(row[o >> 2], row[(o >> 2) + 1], 8 * (o & 3));
             }
             unsigned int u[K];
 #if EB == 1
@@ -157,12 +163,16 @@ extern "C" __global__ void __launch_bounds__(256, PT_MINB) packed_transpose(
             for (int j = 0; j < K; ++j)
                 *reinterpret_cast<unsigned int*>(tout + (w * K + j) * POUT + r0 * EB) = u[j];
         }
+        // Each out row's destination, computed once per tile; the next tile.
+        for (int qr = threadIdx.x; qr < TA; qr += blockDim.x)
+            orow_at[qr] = (T.d + (T.a0 + qr) * da + T.l0) * EB;
+        const long long next = t + gridDim.x;
+        if (threadIdx.x == 0 && next < total) shared_tile = ptile(next, p, a, l, ntl, nta);
         __syncthreads();
         // The next tile's chunks are in flight while this one is stored.
-        const long long next = t + gridDim.x;
         PTile N;
         if (next < total) {
-            N = ptile(next, p, a, l, ntl, nta);
+            N = shared_tile;
             fetch(N, src, sl, lo, hi, buf, slot, srow, sval);
         }
         // 3. Store.
@@ -170,7 +180,7 @@ extern "C" __global__ void __launch_bounds__(256, PT_MINB) packed_transpose(
         for (int i = threadIdx.x; i < TA * NCHO; i += blockDim.x) {
             const int qr = i / NCHO, c = i - qr * NCHO;
             if (qr >= T.outs) break;
-            unsigned char* D = dst + (T.d + (T.a0 + qr) * da + T.l0) * EB;
+            unsigned char* D = dst + orow_at[qr];
             const int dsh = (int)(reinterpret_cast<unsigned long long>(D) & 15);
             const int p0 = 16 * c - dsh;  // out-row byte of the chunk's first byte
             if (p0 >= lbytes || p0 + 16 <= 0) continue;
@@ -183,7 +193,8 @@ extern "C" __global__ void __launch_bounds__(256, PT_MINB) packed_transpose(
 #pragma unroll
                 for (int j = 0; j < 4; ++j) {
                     const int pp = p0 + 4 * j;
-                    xs[j] = __funnelshift_r(row[pp >> 2], row[(pp >> 2) + 1], 8 * (pp & 3));
+                    xs[j] = (dsh & 3) == 0 ? row[pp >> 2]
+                                           : __funnelshift_r(row[pp >> 2], row[(pp >> 2) + 1], 8 * (pp & 3));
                 }
                 *reinterpret_cast<uint4*>(chunk) = x;
             } else {
