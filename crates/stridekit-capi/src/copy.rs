@@ -27,13 +27,24 @@ use stridekit::{StridedMemoryView, StridedMemoryViewMut};
 /// device-to-device copies do not). Copies between pageable host views run on the CPU
 /// and need no driver.
 ///
+/// Views made by another copy of the library (another `dlopen`, a C extension linking its
+/// own stridekit) are handed to that copy: both by one other copy, the whole call goes
+/// there; one of each, the other copy exports its view under its own lock
+/// (`sk_view_to_dlpack`), which refuses a released or stale view (`SK_ERR_RELEASED`),
+/// keeps the memory alive for the call (a release on another thread meanwhile frees
+/// nothing until the copy is done) and keeps a read-only view read-only whatever its
+/// struct says; such a mixed copy returns once the GPU has finished it. A `vtable` that
+/// is not a stridekit function table is `SK_ERR_INVALID`, read without faulting.
+///
 /// Ownership: borrows both views for the call. NULL: `dst` and `src` must not be NULL
 /// (`SK_ERR_NULL_POINTER`). Threads: safe; `dst` is locked exclusively and `src` shared
 /// for the call (views in id order, so opposite copies on two threads cannot deadlock).
 ///
 /// # Safety
-/// `dst` and `src` are live views (or NULL); a non-zero `stream` is a live stream; no
-/// other thread uses `dst` during the call.
+/// `dst` and `src` point to readable `sk_view` structs (or are NULL); their other fields
+/// may hold anything, since views are looked up by `owner` and tables are checked; a
+/// non-zero `stream` is a live stream; no other thread writes `dst`'s memory during the
+/// call.
 #[no_mangle]
 pub unsafe extern "C" fn sk_view_copy(
     dst: *const sk_view,

@@ -332,7 +332,8 @@ pub unsafe extern "C" fn sk_view_to_dlpack(
 
 /// Releases a view: exactly once. Its `owner` becomes NULL; a second release, a NULL
 /// view or a view that was never acquired is an error (`SK_ERR_RELEASED` or
-/// `SK_ERR_NULL_POINTER`), not a crash.
+/// `SK_ERR_NULL_POINTER`), not a crash, and so is a `vtable` that is no stridekit
+/// function table (`SK_ERR_INVALID`).
 ///
 /// Ownership: gives the view back; its owner's release callback runs once no call uses
 /// the view any more (at once, unless another thread is inside a call with it). NULL:
