@@ -205,15 +205,14 @@ impl CopyPlan {
             .map(|a| (a, l))
     }
 
-    /// The axes of a deinterleaving transpose (channel layouts: RGB interleaved ->
-    /// planar, NHWC -> NCHW, RGBA -> planes) for 1- and 2-byte elements: `(a, l)`, the
-    /// source's and the destination's unit-stride axes, where `a` (the channels of a
-    /// source pixel) has 2 to 16 elements, `l` (pixels) at least 64, and the source's
-    /// pixels are at most 8 bytes apart (gaps between them are read, never written).
-    ///
-    /// The other direction (planar -> interleaved) is left to the multi-axis tiles,
-    /// which measured faster there (RGB (4096, 4096, 3) bytes: 0.50 of the roofline
-    /// against 0.43 for an interleaving channel kernel).
+    /// The axes of a transpose with one short side (channel layouts: RGB interleaved <->
+    /// planar, NHWC <-> NCHW, RGBA -> planes) for 1- and 2-byte elements: `(a, l)`, the
+    /// source's and the destination's unit-stride axes, where one of them has 2 to 16
+    /// elements (channels) and the other at least 64 (pixels), and
+    /// - deinterleaving (`a` short): the source's pixels are at most 8 bytes apart (gaps
+    ///   between them are read, never written);
+    /// - interleaving (`l` short): the destination's pixels are dense (their stride is
+    ///   the channel count: no gaps to preserve).
     ///
     /// ```
     /// use stridekit_layout::{CopyPlan, Order, StridedLayout};
@@ -243,7 +242,8 @@ impl CopyPlan {
             && nl >= LONG
             && self.src_strides[l] >= na
             && self.src_strides[l] * isz <= 8;
-        deinterleave.then_some((a, l))
+        let interleave = SHORT.contains(&nl) && na >= LONG && self.dst_strides[a] == nl;
+        (deinterleave || interleave).then_some((a, l))
     }
 
     /// Bytes per word of a tiled transpose over axes `a` (source-contiguous) and `l`

@@ -10,7 +10,7 @@
 //! | contiguous | one gap-free run on both sides | [`CopyStep::Memcpy`] | `cuMemcpyAsync` |
 //! | shared fast axis | the source's fast axis is the destination's fastest axis along which the source moves (broadcast axes skipped) and long (>= 32 elements or 64 bytes); or the source spans a quarter of the elements or less (a broadcast: reads come from cache) | [`CopyStep::Elementwise`] | one thread per element (widened to 16-, 8-, 4- or 2-byte words when both inner runs allow), coalesced on both sides, several loads in flight per thread |
 //! | transpose of two long axes | the source's fast axis and the destination's differ, both at least a tile side (32 words; 1- and 2-byte elements in 4-byte words where those stay aligned) | [`CopyStep::Transpose`] | 32 x 32 word tiles through shared memory, all of a thread's loads in flight at once; bytes whose rows start anywhere (no aligned 4-byte words): the packed transpose (16-byte aligned chunks in and out, realigned with funnel shifts, 4 x 4 byte blocks transposed in registers) |
-//! | deinterleave | 1- and 2-byte elements; the source's fast axis has 2 to 16 elements (channels of a pixel), the destination's at least 64 (pixels) ([`CopyPlan::channel_transpose_axes`]) | [`CopyStep::Channels`] | tiles of up to 4 KiB per channel: the pixels move in as one run of aligned 16-byte chunks, each plane out as another, realigned with funnel shifts |
+//! | one short side | 1- and 2-byte elements; one fast axis has 2 to 16 elements (channels), the other at least 64 (pixels) ([`CopyPlan::channel_transpose_axes`]) | [`CopyStep::Channels`] | tiles of up to 4 KiB per channel: the interleaved pixels move as one run of aligned 16-byte chunks, each plane as another, realigned with funnel shifts |
 //! | everything else (short fast axes: permutations of many small axes, interleaved channels, batched small transposes) | fast axes differ, one is short | [`CopyStep::Tiled`] | tiles that merge axes until both sides move >= 32 elements (128 bytes where it fits) contiguously and the tile holds ~2048 elements, staged through shared memory, read and written in 4-16 byte words where the runs are aligned |
 //! | fallback | a tile would not fit (offsets past 32 bits, more than 8 tile or grid axes) | [`CopyStep::Elementwise`] | as above |
 //!
@@ -68,9 +68,9 @@ impl CopyPlan {
     /// let dst = StridedLayout::dense(&[8, 3, 64, 64], 1, Order::C)?;
     /// let steps = CopyPlan::new(&dst, &src)?.schedule(0, 0);
     /// assert!(matches!(steps[0], CopyStep::Channels { .. }));
-    /// // NCHW -> NHWC: both fast axes are short, so tiles merge axes.
-    /// let src = StridedLayout::dense(&[8, 3, 64, 64], 1, Order::C)?;
-    /// let dst = StridedLayout::dense(&[8, 64, 64, 3], 1, Order::C)?.permuted(&[0, 3, 1, 2])?;
+    /// // The same with 8-byte elements: both fast axes are short, so tiles merge axes.
+    /// let src = StridedLayout::dense(&[8, 64, 64, 3], 8, Order::C)?.permuted(&[0, 3, 1, 2])?;
+    /// let dst = StridedLayout::dense(&[8, 3, 64, 64], 8, Order::C)?;
     /// let steps = CopyPlan::new(&dst, &src)?.schedule(0, 0);
     /// assert!(matches!(steps[0], CopyStep::Tiled(_)));
     /// # Ok::<(), stridekit_layout::LayoutError>(())

@@ -114,10 +114,10 @@ fn named_cases() -> Vec<Named> {
             "transpose",
         ),
         (
-            "u8 (4096, 8) from its transpose: 16-byte reads, 8-byte writes",
+            "u8 (4096, 8) from its transpose: eight channels interleaved",
             t(&[8, 4096], 1, &[1, 0]),
             c(&[4096, 8], 1),
-            "tiled",
+            "channels",
         ),
         (
             "RGB interleaved -> planar, u8",
@@ -129,13 +129,13 @@ fn named_cases() -> Vec<Named> {
             "RGB planar -> interleaved, u8",
             t(&[3, 480, 640], 1, &[1, 2, 0]),
             c(&[480, 640, 3], 1),
-            "tiled",
+            "channels",
         ),
         (
             "NCHW -> NHWC, C = 3, u8",
             c(&[8, 3, 64, 64], 1),
             c(&[8, 64, 64, 3], 1).permuted(&[0, 3, 1, 2]).unwrap(),
-            "tiled",
+            "channels",
         ),
         (
             "5-D permutation f32",
@@ -415,7 +415,7 @@ fn at_offset(isz: usize, off: i64, shape: &[i64]) -> StridedLayout {
 #[test]
 fn channel_cases_are_scheduled_as_channels() {
     for isz in [1usize, 2] {
-        for ch in [2i64, 3, 4, 8] {
+        for ch in [2i64, 3, 4, 8, 16] {
             let src = at_offset(isz, 3, &[1000, ch]).permuted(&[1, 0]).unwrap();
             let dst = at_offset(isz, 5, &[ch, 1000]);
             // Deinterleaving reads pixels up to 8 bytes apart through the channel kernel.
@@ -425,6 +425,11 @@ fn channel_cases_are_scheduled_as_channels() {
                     .schedule(1 << 20, 1 << 20);
                 assert_eq!(kind(&steps[0]), "channels", "{src} -> {dst}: {steps:?}");
             }
+            // Interleaving: any channel count up to 16.
+            let steps = CopyPlan::new(&src, &dst)
+                .unwrap()
+                .schedule(1 << 20, 1 << 20);
+            assert_eq!(kind(&steps[0]), "channels", "{dst} -> {src}: {steps:?}");
         }
     }
 }

@@ -8,7 +8,7 @@
 //! | `Elementwise` | `strided_copy.cu`: one thread per element, several loads in flight |
 //! | `Transpose` | 1- and 2-byte elements: `packed_transpose.cu` (aligned 16-byte chunks at any start, blocks transposed in registers); wider: `tiled_transpose.cu`, 32 x 32 word tiles over two axes |
 //! | `Tiled` | `tile_copy.cu`: tiles over several axes, tables in shared memory, words |
-//! | `Channels` | `channel_transpose.cu`: deinterleaving; pixels in and planes out as runs of aligned chunks |
+//! | `Channels` | `channel_transpose.cu` (deinterleaving: pixels in, planes out) and `channel_interleave.cu` (planes in, pixels out), over the aligned-chunk runs of `channel_runs.cu` |
 
 mod generic;
 mod params;
@@ -24,6 +24,15 @@ use stridekit_layout::{CopyPlan, CopyStep};
 
 /// Declarations every copy kernel shares; `Params` mirrors the Rust struct in `params.rs`.
 const PRELUDE: &str = include_str!("../kernels/prelude.cu");
+/// The channel kernels, each after the runs they share.
+const CHANNEL_TRANSPOSE: &str = concat!(
+    include_str!("../kernels/channel_runs.cu"),
+    include_str!("../kernels/channel_transpose.cu")
+);
+const CHANNEL_INTERLEAVE: &str = concat!(
+    include_str!("../kernels/channel_runs.cu"),
+    include_str!("../kernels/channel_interleave.cu")
+);
 
 /// Which copy kernel, and its compile-time shape.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -36,6 +45,8 @@ enum Variant {
     Packed { ndim: usize },
     /// A deinterleaving transpose of `ch` channels, source pixels `sl` elements apart.
     Channels { ndim: usize, ch: usize, sl: usize },
+    /// An interleaving transpose of `ch` channels.
+    Interleave { ndim: usize, ch: usize },
     /// Tiles over several axes; bytes per read and per written word.
     Tiled { read: usize, write: usize },
 }
@@ -48,6 +59,7 @@ impl Variant {
             Variant::Transpose { ndim, word } => ("tiled_transpose", [itemsize, ndim, word, 0]),
             Variant::Packed { ndim } => ("packed_transpose", [itemsize, ndim, 0, 0]),
             Variant::Channels { ndim, ch, sl } => ("channel_transpose", [itemsize, ndim, ch, sl]),
+            Variant::Interleave { ndim, ch } => ("channel_interleave", [itemsize, ndim, ch, 0]),
             Variant::Tiled { read, write } => ("tile_copy", [itemsize, read, write, 0]),
         }
     }
@@ -138,8 +150,16 @@ fn kernel_source(itemsize: usize, variant: Variant) -> Result<(String, &'static 
                 params::pmax(ndim),
                 sl * itemsize
             ),
-            include_str!("../kernels/channel_transpose.cu"),
+            CHANNEL_TRANSPOSE,
             "channel_transpose",
+        ),
+        Variant::Interleave { ndim, ch } => (
+            format!(
+                "#define NDIM {ndim}\n#define PMAX {}\n#define EB {itemsize}\n#define CH {ch}\n",
+                params::pmax(ndim)
+            ),
+            CHANNEL_INTERLEAVE,
+            "channel_interleave",
         ),
         Variant::Tiled { read, write } => (
             format!(
@@ -329,6 +349,9 @@ mod tests {
                 for sl in ch..=8 / isz {
                     variants.push((isz, Variant::Channels { ndim: 3, ch, sl }));
                 }
+            }
+            for ch in 2..=16 {
+                variants.push((isz, Variant::Interleave { ndim: 3, ch }));
             }
         }
         let mut failed = Vec::new();

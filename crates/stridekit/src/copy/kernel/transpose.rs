@@ -150,9 +150,10 @@ fn launch_packed_with<const D: usize>(
     Ok(true)
 }
 
-/// Launches the deinterleaving transpose over axes `a` (channels, source-contiguous) and
-/// `l` (pixels, destination-contiguous), as [`CopyPlan::channel_transpose_axes`] chose
-/// them: tiles of up to 4 KiB per channel, a persistent grid of the blocks that fit.
+/// Launches the transpose with one short side over axes `a` (source-contiguous) and `l`
+/// (destination-contiguous), as [`CopyPlan::channel_transpose_axes`] chose them:
+/// deinterleaving when `a` holds the channels, else interleaving; tiles of up to 4 KiB
+/// per channel, a persistent grid of the blocks that fit.
 pub(super) fn launch_channels(
     plan: &CopyPlan,
     (a, l): (usize, usize),
@@ -169,17 +170,30 @@ pub(super) fn launch_channels(
     let p = Params::<SMALLD>::new(plan);
     let src0 = src.wrapping_add_signed(plan.src_offset * isz as i64);
     let dst0 = dst.wrapping_add_signed(plan.dst_offset * isz as i64);
-    let (ch, pixels) = (plan.shape[a] as u64, plan.shape[l] as u64);
+    // Deinterleaving when the source's unit-stride axis holds the channels.
+    let deinterleave = plan.shape[a] <= 16 && plan.src_strides[l] * (isz as i64) <= 8;
+    let (ch, pixels) = if deinterleave {
+        (plan.shape[a] as u64, plan.shape[l] as u64)
+    } else {
+        (plan.shape[l] as u64, plan.shape[a] as u64)
+    };
     let batches = plan.volume as u64 / (ch * pixels);
-    // Bytes per plane of a tile, as the kernel's RUN.
+    // Bytes per plane of a tile, as the kernels' RUN.
     let run = if ch <= 4 { 4096 } else { 16384 / ch / 16 * 16 };
     let Some(tiles) = pixels.div_ceil(run / isz).checked_mul(batches) else {
         return Ok(false);
     };
-    let variant = Variant::Channels {
-        ndim: nd,
-        ch: ch as usize,
-        sl: plan.src_strides[l] as usize,
+    let variant = if deinterleave {
+        Variant::Channels {
+            ndim: nd,
+            ch: ch as usize,
+            sl: plan.src_strides[l] as usize,
+        }
+    } else {
+        Variant::Interleave {
+            ndim: nd,
+            ch: ch as usize,
+        }
     };
     let f = function(stream, plan.itemsize, variant)?;
     let resident = resident_blocks(stream, &f, plan.itemsize, variant, 0)?;

@@ -1,7 +1,7 @@
 // Deinterleaving transposes of 1- and 2-byte elements: channel layouts such as RGB
 // interleaved -> planar and NHWC -> NCHW. Compiled with ELEM, EB (1 or 2), CH (channels,
 // 2..16), SLB (bytes from one source pixel to the next, at most 8), NDIM and PMAX defined
-// before the prelude.
+// before the prelude; `load_run` and `store_run` come from channel_runs.cu.
 //
 // The short axis `a` is the source's unit-stride axis (channels of a pixel), `l` the long
 // one (pixels, the destination's unit-stride axis); a pixel's channels sit SLB bytes from
@@ -18,59 +18,6 @@
 #define INB (P * SLB)                 // source bytes of a tile
 #define PITCHI (INB + 32)             // in-row pitch: shift, bytes, a chunk's slack
 #define PITCHO (RUN + 4)             // out-row pitch: bytes and a word for funnel reads
-
-// The `n` bytes of a run that starts at `s0` into shared memory at `to` (16-byte aligned):
-// chunk c holds bytes [16c - shift, 16c - shift + 16) of the run. Returns the shift.
-__device__ __forceinline__ void load_run(const unsigned char* s0, int n, unsigned char* to,
-                                         unsigned long long lo, unsigned long long hi, int tid, int nthreads) {
-    const int sh = (int)(reinterpret_cast<unsigned long long>(s0) & 15);
-    const int chunks = (sh + n + 15) / 16;
-    for (int c = tid; c < chunks; c += nthreads) {
-        const unsigned char* ca = s0 - sh + 16 * c;
-        const unsigned long long cav = reinterpret_cast<unsigned long long>(ca);
-        if (cav >= lo && cav + 16 <= hi) {
-            *reinterpret_cast<uint4*>(to + 16 * c) = __ldg(reinterpret_cast<const uint4*>(ca));
-        } else {
-            for (int k = 0; k < 16; ++k) {
-                const int at = 16 * c + k - sh;
-                if (at >= 0 && at < n) to[16 * c + k] = s0[at];
-            }
-        }
-    }
-}
-
-// The `n` bytes at `from` (shared memory, 4-byte aligned, one spare word after) to `D`,
-// in 16-byte aligned chunks; partial first and last chunks in words and bytes.
-__device__ __forceinline__ void store_run(unsigned char* D, int n, const unsigned char* from, int tid, int nthreads) {
-    const int dsh = (int)(reinterpret_cast<unsigned long long>(D) & 15);
-    const int chunks = (dsh + n + 15) / 16;
-    const unsigned int* row = reinterpret_cast<const unsigned int*>(from);
-    for (int c = tid; c < chunks; c += nthreads) {
-        const int p0 = 16 * c - dsh;
-        unsigned char* chunk = D + p0;
-        if (p0 >= 0 && p0 + 16 <= n) {
-            uint4 x;
-            unsigned int* xs = reinterpret_cast<unsigned int*>(&x);
-#pragma unroll
-            for (int j = 0; j < 4; ++j) {
-                const int pp = p0 + 4 * j;
-                xs[j] = __funnelshift_r(row[pp >> 2], row[(pp >> 2) + 1], 8 * (pp & 3));
-            }
-            *reinterpret_cast<uint4*>(chunk) = x;
-        } else {
-#pragma unroll
-            for (int j = 0; j < 4; ++j) {
-                const int pp = p0 + 4 * j;
-                if (pp >= 0 && pp + 4 <= n) {
-                    *reinterpret_cast<unsigned int*>(chunk + 4 * j) =
-                        __funnelshift_r(row[pp >> 2], row[(pp >> 2) + 1], 8 * (pp & 3));
-                } else {
-                    for (int k = max(pp, 0); k < min(pp + 4, n); ++k) chunk[k - p0] = from[k];
-                }
-            }
-        }
-    }
-}
 
 extern "C" __global__ void __launch_bounds__(256) channel_transpose(
     const unsigned char* __restrict__ src, unsigned char* __restrict__ dst, const Params p,
