@@ -246,6 +246,33 @@ impl CopyPlan {
         (deinterleave || interleave).then_some((a, l))
     }
 
+    /// The axes `(pixels, channels)` of a copy that reverses the channels of every pixel
+    /// (RGB -> BGR: `x[..., ::-1]`) for 1- and 2-byte elements: the channel axis (2 to 16
+    /// elements) has stride -1 in the source and 1 in the destination, and the pixel axis
+    /// (at least 64 elements) is dense on both sides (its stride is the channel count).
+    ///
+    /// ```
+    /// use stridekit_layout::{s, CopyPlan, Order, StridedLayout};
+    /// let rgb = StridedLayout::dense(&[64, 64, 3], 1, Order::C)?;
+    /// let plan = CopyPlan::new(&rgb, &rgb.sliced(s![.., .., ..;-1])?)?;
+    /// let (p, c) = plan.reversed_channel_axes().unwrap();
+    /// assert_eq!((plan.shape[p], plan.shape[c]), (64 * 64, 3));
+    /// # Ok::<(), stridekit_layout::LayoutError>(())
+    /// ```
+    pub fn reversed_channel_axes(&self) -> Option<(usize, usize)> {
+        let n = self.ndim();
+        if !matches!(self.itemsize, 1 | 2) || n < 2 || self.volume == 0 {
+            return None;
+        }
+        let c = n - 1;
+        let ch = self.shape[c];
+        if !(2..=16).contains(&ch) || self.dst_strides[c] != 1 || self.src_strides[c] != -1 {
+            return None;
+        }
+        let p = (0..c).find(|&k| self.src_strides[k] == ch && self.dst_strides[k] == ch)?;
+        (self.shape[p] >= 64).then_some((p, c))
+    }
+
     /// Bytes per word of a tiled transpose over axes `a` (source-contiguous) and `l`
     /// (destination-contiguous), given the two base addresses: 4 for 1- and 2-byte
     /// elements, 8 for 4-byte ones, when both bases (with their offsets) and every stride

@@ -8,6 +8,7 @@
 //! | --- | --- | --- | --- |
 //! | empty | no elements | none | nothing |
 //! | contiguous | one gap-free run on both sides | [`CopyStep::Memcpy`] | `cuMemcpyAsync` |
+//! | reversed channels | 1- and 2-byte elements; dense pixels on both sides, 2 to 16 channels with stride -1 in the source ([`CopyPlan::reversed_channel_axes`]) | [`CopyStep::ReversedChannels`] | the pixels as one run of aligned 16-byte chunks in and out, every pixel's channels reversed in registers |
 //! | shared fast axis | the source's fast axis is the destination's fastest axis along which the source moves (broadcast axes skipped) and long (>= 32 elements or 64 bytes); or the source spans a quarter of the elements or less (a broadcast: reads come from cache) | [`CopyStep::Elementwise`] | one thread per element (widened to 16-, 8-, 4- or 2-byte words when both inner runs allow), coalesced on both sides, several loads in flight per thread |
 //! | transpose of two long axes | the source's fast axis and the destination's differ, both at least a tile side (32 words; 1- and 2-byte elements in 4-byte words where those stay aligned) | [`CopyStep::Transpose`] | 32 x 32 word tiles through shared memory, all of a thread's loads in flight at once; bytes whose rows start anywhere (no aligned 4-byte words): the packed transpose (16-byte aligned chunks in and out, realigned with funnel shifts, 4 x 4 byte blocks transposed in registers) |
 //! | one short side | 1- and 2-byte elements; one fast axis has 2 to 16 elements (channels), the other at least 64 (pixels) ([`CopyPlan::channel_transpose_axes`]) | [`CopyStep::Channels`] | tiles of up to 4 KiB per channel: the interleaved pixels move as one run of aligned 16-byte chunks, each plane as another, realigned with funnel shifts |
@@ -54,6 +55,16 @@ pub enum CopyStep {
         a: usize,
         /// The destination's unit-stride axis (the last).
         l: usize,
+    },
+    /// Every pixel's channels reversed (RGB -> BGR), 1- or 2-byte elements
+    /// ([`CopyPlan::reversed_channel_axes`]); other axes are batches.
+    ReversedChannels {
+        /// The copy.
+        plan: CopyPlan,
+        /// The pixel axis (dense on both sides).
+        pixels: usize,
+        /// The channel axis (stride -1 in the source, 1 in the destination).
+        channels: usize,
     },
 }
 
@@ -136,6 +147,14 @@ fn classify(
     }
     if p.is_contiguous() {
         out.push(CopyStep::Memcpy(p.clone()));
+        return;
+    }
+    if let Some((pixels, channels)) = p.reversed_channel_axes() {
+        out.push(CopyStep::ReversedChannels {
+            plan: p.clone(),
+            pixels,
+            channels,
+        });
         return;
     }
     let long = |k: usize| p.shape[k] >= 32 || p.shape[k] as usize * p.itemsize >= 64;

@@ -132,7 +132,8 @@ fn check(
             }
             CopyStep::Elementwise(p)
             | CopyStep::Transpose { plan: p, .. }
-            | CopyStep::Channels { plan: p, .. } => plan_pairs(p, &mut got)?,
+            | CopyStep::Channels { plan: p, .. }
+            | CopyStep::ReversedChannels { plan: p, .. } => plan_pairs(p, &mut got)?,
             CopyStep::Tiled(t) => tile_pairs(t, dptr, sptr, &mut got)?,
         }
     }
@@ -234,6 +235,7 @@ fn classes_pick_the_expected_kernels() {
                     CopyStep::Transpose { .. } => "transpose",
                     CopyStep::Tiled(_) => "tiled",
                     CopyStep::Channels { .. } => "channels",
+                    CopyStep::ReversedChannels { .. } => "reversed",
                 })
                 .collect()
         };

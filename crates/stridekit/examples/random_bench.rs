@@ -61,6 +61,9 @@ fn steps(plan: &CopyPlan, dptr: u64, sptr: u64) -> String {
             stridekit::CopyStep::Channels { plan, a, l } => {
                 format!("channels({}x{})", plan.shape[*a], plan.shape[*l])
             }
+            stridekit::CopyStep::ReversedChannels { plan, channels, .. } => {
+                format!("reversed({})", plan.shape[*channels])
+            }
             stridekit::CopyStep::Tiled(t) => format!(
                 "tiled(v{},r{},w{})",
                 t.volume(),

@@ -73,6 +73,7 @@ fn kind(s: &CopyStep) -> &'static str {
         CopyStep::Transpose { .. } => "transpose",
         CopyStep::Tiled(_) => "tiled",
         CopyStep::Channels { .. } => "channels",
+        CopyStep::ReversedChannels { .. } => "reversed",
     }
 }
 
@@ -479,6 +480,62 @@ fn channel_transposes_are_exact_at_every_start_alignment() {
     assert!(
         failures.is_empty(),
         "{} of {count} channel transposes differ:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+}
+
+#[test]
+fn reversed_channels_are_scheduled_as_such() {
+    for isz in [1usize, 2] {
+        for ch in [2i64, 3, 4, 16] {
+            let src = at_offset(isz, 3, &[1000, ch])
+                .sliced(s![.., ..;-1])
+                .unwrap();
+            let dst = at_offset(isz, 5, &[1000, ch]);
+            let steps = CopyPlan::new(&dst, &src)
+                .unwrap()
+                .schedule(1 << 20, 1 << 20);
+            assert_eq!(kind(&steps[0]), "reversed", "{src} -> {dst}: {steps:?}");
+        }
+    }
+}
+
+#[test]
+#[ignore = "needs a CUDA device"]
+fn reversed_channels_are_exact_at_every_start_alignment() {
+    let dev = Device::open(0).unwrap();
+    let stream = dev.new_stream().unwrap();
+    let mr = DeviceMemoryResource::new(&dev).unwrap();
+    let mut failures = Vec::new();
+    let mut count = 0;
+    for isz in [1usize, 2] {
+        for ch in [2i64, 3, 4, 5, 16] {
+            for pixels in [64i64, 1000, 4096 / isz as i64 + 1, 5003] {
+                let s = (pixels + ch) % 16;
+                let d = (pixels * 5 + ch) % 16;
+                let src = at_offset(isz, s, &[pixels, ch])
+                    .sliced(s![.., ..;-1])
+                    .unwrap();
+                let dst = at_offset(isz, d, &[pixels, ch]);
+                count += 1;
+                if let Some(e) = run(&mr, &stream, &src, &dst, count) {
+                    failures.push(e);
+                }
+            }
+        }
+        // Batches: (64, 37, 41, 3) RGB -> BGR.
+        let src = c(&[4, 37, 41, 3], isz)
+            .sliced(s![.., .., .., ..;-1])
+            .unwrap();
+        count += 1;
+        if let Some(e) = run(&mr, &stream, &src, &c(&[4, 37, 41, 3], isz), count) {
+            failures.push(e);
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "{} of {count} channel reversals differ:\n{}",
         failures.len(),
         failures.join("\n")
     );

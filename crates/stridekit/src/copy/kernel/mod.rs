@@ -8,6 +8,7 @@
 //! | `Elementwise` | `strided_copy.cu`: one thread per element, several loads in flight |
 //! | `Transpose` | 1- and 2-byte elements: `packed_transpose.cu` (aligned 16-byte chunks at any start, blocks transposed in registers); wider: `tiled_transpose.cu`, 32 x 32 word tiles over two axes |
 //! | `Tiled` | `tile_copy.cu`: tiles over several axes, tables in shared memory, words |
+//! | `ReversedChannels` | `channel_reverse.cu`: pixels in and out as runs of aligned chunks, channels reversed in registers |
 //! | `Channels` | `channel_transpose.cu` (deinterleaving: pixels in, planes out) and `channel_interleave.cu` (planes in, pixels out), over the aligned-chunk runs of `channel_runs.cu` |
 
 mod generic;
@@ -33,6 +34,10 @@ const CHANNEL_INTERLEAVE: &str = concat!(
     include_str!("../kernels/channel_runs.cu"),
     include_str!("../kernels/channel_interleave.cu")
 );
+const CHANNEL_REVERSE: &str = concat!(
+    include_str!("../kernels/channel_runs.cu"),
+    include_str!("../kernels/channel_reverse.cu")
+);
 
 /// Which copy kernel, and its compile-time shape.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -47,6 +52,8 @@ enum Variant {
     Channels { ndim: usize, ch: usize, sl: usize },
     /// An interleaving transpose of `ch` channels.
     Interleave { ndim: usize, ch: usize },
+    /// `ch` channels reversed within each pixel.
+    Reverse { ndim: usize, ch: usize },
     /// Tiles over several axes; bytes per read and per written word.
     Tiled { read: usize, write: usize },
 }
@@ -60,6 +67,7 @@ impl Variant {
             Variant::Packed { ndim } => ("packed_transpose", [itemsize, ndim, 0, 0]),
             Variant::Channels { ndim, ch, sl } => ("channel_transpose", [itemsize, ndim, ch, sl]),
             Variant::Interleave { ndim, ch } => ("channel_interleave", [itemsize, ndim, ch, 0]),
+            Variant::Reverse { ndim, ch } => ("channel_reverse", [itemsize, ndim, ch, 0]),
             Variant::Tiled { read, write } => ("tile_copy", [itemsize, read, write, 0]),
         }
     }
@@ -160,6 +168,14 @@ fn kernel_source(itemsize: usize, variant: Variant) -> Result<(String, &'static 
             ),
             CHANNEL_INTERLEAVE,
             "channel_interleave",
+        ),
+        Variant::Reverse { ndim, ch } => (
+            format!(
+                "#define NDIM {ndim}\n#define PMAX {}\n#define EB {itemsize}\n#define CH {ch}\n",
+                params::pmax(ndim)
+            ),
+            CHANNEL_REVERSE,
+            "channel_reverse",
         ),
         Variant::Tiled { read, write } => (
             format!(
@@ -296,6 +312,16 @@ fn launch_steps(
                     generic::launch(p, dst, src, stream)?;
                 }
             }
+            CopyStep::ReversedChannels {
+                plan: p,
+                pixels,
+                channels,
+            } => {
+                let axes = (*pixels, *channels);
+                if !transpose::launch_reverse(p, axes, dst, src, src_bounds, stream)? {
+                    generic::launch(p, dst, src, stream)?;
+                }
+            }
         }
     }
     Ok(())
@@ -352,6 +378,7 @@ mod tests {
             }
             for ch in 2..=16 {
                 variants.push((isz, Variant::Interleave { ndim: 3, ch }));
+                variants.push((isz, Variant::Reverse { ndim: 3, ch }));
             }
         }
         let mut failed = Vec::new();

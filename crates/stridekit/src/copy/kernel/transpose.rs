@@ -222,3 +222,62 @@ pub(super) fn launch_channels(
     unsafe { launch.launch(cfg) }.map_err(driver("strided copy kernel", "cuLaunchKernel"))?;
     Ok(true)
 }
+
+/// Launches the channel reversal over axes `pixels` and `channels`, as
+/// [`CopyPlan::reversed_channel_axes`] chose them: tiles of up to 4 KiB per channel, a
+/// persistent grid of the blocks that fit.
+pub(super) fn launch_reverse(
+    plan: &CopyPlan,
+    (px_axis, ch_axis): (usize, usize),
+    dst: u64,
+    src: u64,
+    (lo, hi): (u64, u64),
+    stream: &Arc<CudaStream>,
+) -> Result<bool> {
+    if pmax(plan.ndim().max(1)) != SMALLD {
+        return Ok(false);
+    }
+    let nd = plan.ndim().max(1);
+    let isz = plan.itemsize as u64;
+    let p = Params::<SMALLD>::new(plan);
+    let src0 = src.wrapping_add_signed(plan.src_offset * isz as i64);
+    let dst0 = dst.wrapping_add_signed(plan.dst_offset * isz as i64);
+    let (ch, pixels) = (plan.shape[ch_axis] as u64, plan.shape[px_axis] as u64);
+    let batches = plan.volume as u64 / (ch * pixels);
+    // Bytes per channel of a tile, as the kernel's RUN.
+    let run = if ch <= 4 { 4096 } else { 16384 / ch / 16 * 16 };
+    let Some(tiles) = pixels.div_ceil(run / isz).checked_mul(batches) else {
+        return Ok(false);
+    };
+    let variant = Variant::Reverse {
+        ndim: nd,
+        ch: ch as usize,
+    };
+    let f = function(stream, plan.itemsize, variant)?;
+    let resident = resident_blocks(stream, &f, plan.itemsize, variant, 0)?;
+    let grid = tiles.min(sm_count(stream)? * resident).max(1);
+    let (p32, c32, batches) = (px_axis as i32, ch_axis as i32, batches as i64);
+    let mut launch = stream.launch_builder(&f);
+    launch
+        .arg(&src0)
+        .arg(&dst0)
+        .arg(&p)
+        .arg(&p32)
+        .arg(&c32)
+        .arg(&batches)
+        .arg(&lo)
+        .arg(&hi);
+    let cfg = LaunchConfig {
+        grid_dim: (grid as u32, 1, 1),
+        block_dim: (256, 1, 1),
+        shared_mem_bytes: 0,
+    };
+    // SAFETY: the kernel's parameters are (const unsigned char*, unsigned char*, Params,
+    // int, int, long long, unsigned long long, unsigned long long), passed in that
+    // order; every element the plan reaches lies inside memory the callers' views
+    // validated (a tile's source run is its pixels' elements, lowest first); whole
+    // 16-byte chunks are read only inside [lo, hi), the source memory the plan was
+    // checked against; writes cover the destination's elements only (dense pixels).
+    unsafe { launch.launch(cfg) }.map_err(driver("strided copy kernel", "cuLaunchKernel"))?;
+    Ok(true)
+}
