@@ -246,6 +246,43 @@ impl CopyPlan {
         (deinterleave || interleave).then_some((a, l))
     }
 
+    /// The axes `(a, l)` of a batch of small matrices transposed, for 1-, 2- and 4-byte
+    /// elements: `(B, NL, NA) -> (B, NA, NL)` with both sides dense (each batch one run of
+    /// bytes), `a` the source's unit-stride axis and `l` the destination's, each of 2 to
+    /// 64 elements, a matrix at most 8 KiB, and `l` a whole number of 4-byte words.
+    ///
+    /// ```
+    /// use stridekit_layout::{CopyPlan, Order, StridedLayout};
+    /// let src = StridedLayout::dense(&[8192, 16, 48], 1, Order::C)?.permuted(&[0, 2, 1])?;
+    /// let dst = StridedLayout::dense(&[8192, 48, 16], 1, Order::C)?;
+    /// let plan = CopyPlan::new(&dst, &src)?;
+    /// let (a, l) = plan.small_matrix_axes().unwrap();
+    /// assert_eq!((plan.shape[a], plan.shape[l]), (48, 16));
+    /// # Ok::<(), stridekit_layout::LayoutError>(())
+    /// ```
+    pub fn small_matrix_axes(&self) -> Option<(usize, usize)> {
+        let n = self.ndim();
+        if !matches!(self.itemsize, 1 | 2 | 4) || !(2..=3).contains(&n) || self.volume == 0 {
+            return None;
+        }
+        let (a, l) = (n - 2, n - 1);
+        let (na, nl) = (self.shape[a], self.shape[l]);
+        let isz = self.itemsize as i64;
+        let small = |e: i64| (2..=64).contains(&e);
+        let dense_batches =
+            n == 2 || (self.src_strides[0] == na * nl && self.dst_strides[0] == na * nl);
+        let ok = small(na)
+            && small(nl)
+            && (nl * isz) % 4 == 0
+            && na * nl * isz <= 8192
+            && self.src_strides[a] == 1
+            && self.src_strides[l] == na
+            && self.dst_strides[l] == 1
+            && self.dst_strides[a] == nl
+            && dense_batches;
+        ok.then_some((a, l))
+    }
+
     /// The axes `(pixels, channels)` of a copy that reverses the channels of every pixel
     /// (RGB -> BGR: `x[..., ::-1]`) for 1- and 2-byte elements: the channel axis (2 to 16
     /// elements) has stride -1 in the source and 1 in the destination, and the pixel axis

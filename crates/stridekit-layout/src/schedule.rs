@@ -10,6 +10,7 @@
 //! | contiguous | one gap-free run on both sides | [`CopyStep::Memcpy`] | `cuMemcpyAsync` |
 //! | reversed channels | 1- and 2-byte elements; dense pixels on both sides, 2 to 16 channels with stride -1 in the source ([`CopyPlan::reversed_channel_axes`]) | [`CopyStep::ReversedChannels`] | the pixels as one run of aligned 16-byte chunks in and out, every pixel's channels reversed in registers |
 //! | shared fast axis | the source's fast axis is the destination's fastest axis along which the source moves (broadcast axes skipped) and long (>= 32 elements or 64 bytes); or the source spans a quarter of the elements or less (a broadcast: reads come from cache) | [`CopyStep::Elementwise`] | one thread per element (widened to 16-, 8-, 4- or 2-byte words when both inner runs allow), coalesced on both sides, several loads in flight per thread |
+//! | batched small matrices | 1-, 2- and 4-byte elements; `(B, m, n) -> (B, n, m)` with both sides dense, `m` and `n` 2 to 64 ([`CopyPlan::small_matrix_axes`]) | [`CopyStep::SmallMatrices`] | many matrices a tile: the batch as one run of aligned 16-byte chunks in and out, destination words gathered from shared memory with compile-time extents |
 //! | transpose of two long axes | the source's fast axis and the destination's differ, both at least a tile side (32 words; 1- and 2-byte elements in 4-byte words where those stay aligned) | [`CopyStep::Transpose`] | 32 x 32 word tiles through shared memory, all of a thread's loads in flight at once; bytes whose rows start anywhere (no aligned 4-byte words): the packed transpose (16-byte aligned chunks in and out, realigned with funnel shifts, 4 x 4 byte blocks transposed in registers) |
 //! | one short side | 1- and 2-byte elements; one fast axis has 2 to 16 elements (channels), the other at least 64 (pixels) ([`CopyPlan::channel_transpose_axes`]) | [`CopyStep::Channels`] | tiles of up to 4 KiB per channel: the interleaved pixels move as one run of aligned 16-byte chunks, each plane as another, realigned with funnel shifts |
 //! | everything else (short fast axes: permutations of many small axes, interleaved channels, batched small transposes) | fast axes differ, one is short | [`CopyStep::Tiled`] | tiles that merge axes until both sides move >= 32 elements (128 bytes where it fits) contiguously and the tile holds ~2048 elements, staged through shared memory, read and written in 4-16 byte words where the runs are aligned |
@@ -52,6 +53,16 @@ pub enum CopyStep {
         /// The copy.
         plan: CopyPlan,
         /// The source's unit-stride axis.
+        a: usize,
+        /// The destination's unit-stride axis (the last).
+        l: usize,
+    },
+    /// A batch of small matrices transposed, many per tile: both sides one dense run
+    /// ([`CopyPlan::small_matrix_axes`]).
+    SmallMatrices {
+        /// The copy.
+        plan: CopyPlan,
+        /// The source's unit-stride axis (the destination's rows).
         a: usize,
         /// The destination's unit-stride axis (the last).
         l: usize,
@@ -168,6 +179,22 @@ fn classify(
     if shared || source_is_small(p) {
         out.push(CopyStep::Elementwise(p.clone()));
         return;
+    }
+    if let Some((a, l)) = p.small_matrix_axes() {
+        let isz = p.itemsize as u64;
+        let (s0, d0) = (
+            src_ptr.wrapping_add_signed(p.src_offset * isz as i64),
+            dst_ptr.wrapping_add_signed(p.dst_offset * isz as i64),
+        );
+        // Its kernel reads whole elements in shared memory: both sides element-aligned.
+        if s0.is_multiple_of(isz) && d0.is_multiple_of(isz) {
+            out.push(CopyStep::SmallMatrices {
+                plan: p.clone(),
+                a,
+                l,
+            });
+            return;
+        }
     }
     if let Some((a, l)) = p.tiled_transpose_axes() {
         // Its tiles are 32 words on a side: both axes must fill them, or most threads idle

@@ -133,7 +133,8 @@ fn check(
             CopyStep::Elementwise(p)
             | CopyStep::Transpose { plan: p, .. }
             | CopyStep::Channels { plan: p, .. }
-            | CopyStep::ReversedChannels { plan: p, .. } => plan_pairs(p, &mut got)?,
+            | CopyStep::ReversedChannels { plan: p, .. }
+            | CopyStep::SmallMatrices { plan: p, .. } => plan_pairs(p, &mut got)?,
             CopyStep::Tiled(t) => tile_pairs(t, dptr, sptr, &mut got)?,
         }
     }
@@ -236,6 +237,7 @@ fn classes_pick_the_expected_kernels() {
                     CopyStep::Tiled(_) => "tiled",
                     CopyStep::Channels { .. } => "channels",
                     CopyStep::ReversedChannels { .. } => "reversed",
+                    CopyStep::SmallMatrices { .. } => "matrices",
                 })
                 .collect()
         };

@@ -74,6 +74,7 @@ fn kind(s: &CopyStep) -> &'static str {
         CopyStep::Tiled(_) => "tiled",
         CopyStep::Channels { .. } => "channels",
         CopyStep::ReversedChannels { .. } => "reversed",
+        CopyStep::SmallMatrices { .. } => "matrices",
     }
 }
 
@@ -172,7 +173,7 @@ fn named_cases() -> Vec<Named> {
             "batched 32 x 8 f16 transposes",
             t(&[4096, 32, 8], 2, &[0, 2, 1]),
             c(&[4096, 8, 32], 2),
-            "tiled",
+            "matrices",
         ),
         (
             "16-byte elements, 4-D permutation",
@@ -536,6 +537,57 @@ fn reversed_channels_are_exact_at_every_start_alignment() {
     assert!(
         failures.is_empty(),
         "{} of {count} channel reversals differ:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+}
+
+#[test]
+fn small_matrix_batches_are_scheduled_as_such() {
+    for (isz, b, m, n) in [
+        (1usize, 8192i64, 16i64, 48i64),
+        (2, 1000, 32, 8),
+        (4, 777, 16, 16),
+    ] {
+        let src = c(&[b, m, n], isz).permuted(&[0, 2, 1]).unwrap();
+        let dst = c(&[b, n, m], isz);
+        let steps = CopyPlan::new(&dst, &src)
+            .unwrap()
+            .schedule(1 << 20, 1 << 20);
+        assert_eq!(kind(&steps[0]), "matrices", "{src} -> {dst}: {steps:?}");
+    }
+}
+
+#[test]
+#[ignore = "needs a CUDA device"]
+fn small_matrix_batches_are_exact_at_every_start_alignment() {
+    let dev = Device::open(0).unwrap();
+    let stream = dev.new_stream().unwrap();
+    let mr = DeviceMemoryResource::new(&dev).unwrap();
+    let mut failures = Vec::new();
+    let mut count = 0;
+    for isz in [1usize, 2, 4] {
+        // Matrices of (m, n): rows of the destination a whole number of 4-byte words;
+        // batches that do not fill the last tile; starts at every element offset.
+        for (m, n) in [(16i64, 48i64), (48, 16), (8, 32), (3, 4), (64, 64), (5, 12)] {
+            if (m * isz as i64) % 4 != 0 {
+                continue;
+            }
+            for b in [1i64, 7, 1001] {
+                let s = (b + m) % (16 / isz as i64);
+                let d = (b * 3 + n) % (16 / isz as i64);
+                let src = at_offset(isz, s, &[b, m, n]).permuted(&[0, 2, 1]).unwrap();
+                let dst = at_offset(isz, d, &[b, n, m]);
+                count += 1;
+                if let Some(e) = run(&mr, &stream, &src, &dst, count) {
+                    failures.push(e);
+                }
+            }
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "{} of {count} small-matrix batches differ:\n{}",
         failures.len(),
         failures.join("\n")
     );

@@ -8,6 +8,7 @@
 //! | `Elementwise` | `strided_copy.cu`: one thread per element, several loads in flight |
 //! | `Transpose` | 1- and 2-byte elements: `packed_transpose.cu` (aligned 16-byte chunks at any start, blocks transposed in registers); wider: `tiled_transpose.cu`, 32 x 32 word tiles over two axes |
 //! | `Tiled` | `tile_copy.cu`: tiles over several axes, tables in shared memory, words |
+//! | `SmallMatrices` | `small_matrices.cu`: whole matrices a tile, one run in and out, compile-time extents |
 //! | `ReversedChannels` | `channel_reverse.cu`: pixels in and out as runs of aligned chunks, channels reversed in registers |
 //! | `Channels` | `channel_transpose.cu` (deinterleaving: pixels in, planes out) and `channel_interleave.cu` (planes in, pixels out), over the aligned-chunk runs of `channel_runs.cu` |
 
@@ -38,6 +39,10 @@ const CHANNEL_REVERSE: &str = concat!(
     include_str!("../kernels/channel_runs.cu"),
     include_str!("../kernels/channel_reverse.cu")
 );
+const SMALL_MATRICES: &str = concat!(
+    include_str!("../kernels/channel_runs.cu"),
+    include_str!("../kernels/small_matrices.cu")
+);
 
 /// Which copy kernel, and its compile-time shape.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -54,6 +59,8 @@ enum Variant {
     Interleave { ndim: usize, ch: usize },
     /// `ch` channels reversed within each pixel.
     Reverse { ndim: usize, ch: usize },
+    /// Small `nl x na` matrices transposed into `na x nl` ones.
+    SmallMatrices { na: usize, nl: usize },
     /// Tiles over several axes; bytes per read and per written word.
     Tiled { read: usize, write: usize },
 }
@@ -68,6 +75,7 @@ impl Variant {
             Variant::Channels { ndim, ch, sl } => ("channel_transpose", [itemsize, ndim, ch, sl]),
             Variant::Interleave { ndim, ch } => ("channel_interleave", [itemsize, ndim, ch, 0]),
             Variant::Reverse { ndim, ch } => ("channel_reverse", [itemsize, ndim, ch, 0]),
+            Variant::SmallMatrices { na, nl } => ("small_matrices", [itemsize, na, nl, 0]),
             Variant::Tiled { read, write } => ("tile_copy", [itemsize, read, write, 0]),
         }
     }
@@ -176,6 +184,11 @@ fn kernel_source(itemsize: usize, variant: Variant) -> Result<(String, &'static 
             ),
             CHANNEL_REVERSE,
             "channel_reverse",
+        ),
+        Variant::SmallMatrices { na, nl } => (
+            format!("#define NDIM 3\n#define PMAX 8\n#define EB {itemsize}\n#define NA {na}\n#define NL {nl}\n"),
+            SMALL_MATRICES,
+            "small_matrices",
         ),
         Variant::Tiled { read, write } => (
             format!(
@@ -312,6 +325,11 @@ fn launch_steps(
                     generic::launch(p, dst, src, stream)?;
                 }
             }
+            CopyStep::SmallMatrices { plan: p, a, l } => {
+                if !transpose::launch_small_matrices(p, (*a, *l), dst, src, src_bounds, stream)? {
+                    generic::launch(p, dst, src, stream)?;
+                }
+            }
             CopyStep::ReversedChannels {
                 plan: p,
                 pixels,
@@ -379,6 +397,20 @@ mod tests {
             for ch in 2..=16 {
                 variants.push((isz, Variant::Interleave { ndim: 3, ch }));
                 variants.push((isz, Variant::Reverse { ndim: 3, ch }));
+            }
+        }
+        for isz in [1usize, 2, 4] {
+            for (na, nl) in [
+                (48usize, 16usize),
+                (8, 32),
+                (16, 16),
+                (64, 64),
+                (2, 4),
+                (3, 8),
+            ] {
+                if na * nl * isz <= 8192 {
+                    variants.push((isz, Variant::SmallMatrices { na, nl }));
+                }
             }
         }
         let mut failed = Vec::new();

@@ -281,3 +281,45 @@ pub(super) fn launch_reverse(
     unsafe { launch.launch(cfg) }.map_err(driver("strided copy kernel", "cuLaunchKernel"))?;
     Ok(true)
 }
+
+/// Launches the transpose of a batch of small matrices, as
+/// [`CopyPlan::small_matrix_axes`] chose its axes `a` and `l`: whole matrices a tile
+/// (8 KiB), a persistent grid of the blocks that fit.
+pub(super) fn launch_small_matrices(
+    plan: &CopyPlan,
+    (a, l): (usize, usize),
+    dst: u64,
+    src: u64,
+    (lo, hi): (u64, u64),
+    stream: &Arc<CudaStream>,
+) -> Result<bool> {
+    let isz = plan.itemsize as u64;
+    let src0 = src.wrapping_add_signed(plan.src_offset * isz as i64);
+    let dst0 = dst.wrapping_add_signed(plan.dst_offset * isz as i64);
+    let (na, nl) = (plan.shape[a] as u64, plan.shape[l] as u64);
+    let batches = plan.volume as u64 / (na * nl);
+    let per_tile = (8192 / (na * nl * isz)).max(1);
+    let tiles = batches.div_ceil(per_tile);
+    let variant = Variant::SmallMatrices {
+        na: na as usize,
+        nl: nl as usize,
+    };
+    let f = function(stream, plan.itemsize, variant)?;
+    let resident = resident_blocks(stream, &f, plan.itemsize, variant, 0)?;
+    let grid = tiles.min(sm_count(stream)? * resident).max(1);
+    let batches = batches as i64;
+    let mut launch = stream.launch_builder(&f);
+    launch.arg(&src0).arg(&dst0).arg(&batches).arg(&lo).arg(&hi);
+    let cfg = LaunchConfig {
+        grid_dim: (grid as u32, 1, 1),
+        block_dim: (256, 1, 1),
+        shared_mem_bytes: 0,
+    };
+    // SAFETY: the kernel's parameters are (const unsigned char*, unsigned char*, long
+    // long, unsigned long long, unsigned long long), passed in that order; both sides
+    // are one dense run of `batches` matrices (the plan's axes say so) inside memory the
+    // callers' views validated; whole 16-byte chunks are read only inside [lo, hi), the
+    // source memory the plan was checked against.
+    unsafe { launch.launch(cfg) }.map_err(driver("strided copy kernel", "cuLaunchKernel"))?;
+    Ok(true)
+}
