@@ -31,9 +31,14 @@ extern "C" __global__ void __launch_bounds__(256) small_matrices(
         const unsigned char* in = tin + shift;
         for (int q = threadIdx.x; q * 4 < n; q += blockDim.x) {
             // Destination element e = q * K: matrix m, row a (of NL elements), column l.
+            // Rows are taken along diagonals (row a' of the order is row (a' + l / K) % NA),
+            // so that the threads of a warp read and write different shared-memory banks
+            // where both extents are powers of two.
             const int e = q * K;
             const int m = e / MAT, r = e - m * MAT;
-            const int a = r / NL, l = r - a * NL;
+            const int a0 = r / NL, l = r - a0 * NL;
+            const int a = (a0 + l / K) % NA;
+            const int qo = (m * MAT + a * NL + l) / K;  // the destination word
             const unsigned char* from = in + (m * MAT + l * NA + a) * EB;
             unsigned int w;
 #if EB == 1
@@ -46,7 +51,7 @@ extern "C" __global__ void __launch_bounds__(256) small_matrices(
 #else
             w = *reinterpret_cast<const unsigned int*>(from);
 #endif
-            *reinterpret_cast<unsigned int*>(tout + 4 * q) = w;
+            *reinterpret_cast<unsigned int*>(tout + 4 * qo) = w;
         }
         __syncthreads();
         store_run(dst + b0 * MAT * EB, n, tout, threadIdx.x, blockDim.x);
