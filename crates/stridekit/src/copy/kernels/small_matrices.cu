@@ -1,4 +1,5 @@
-// Batches of small matrices transposed, many per tile, for 1-, 2- and 4-byte elements:
+// Batches of small matrices transposed, many per tile, for 1- and 2-byte elements (the
+// kernel takes 4-byte ones too):
 // (B, NL, NA) -> (B, NA, NL) with both sides dense, so that the batch is one run of bytes
 // on either side. Compiled with ELEM, EB, NA (the source rows' length, the source's unit-
 // stride axis), NL (the destination rows' length), NDIM and PMAX defined before the
