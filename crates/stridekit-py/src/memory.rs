@@ -19,6 +19,23 @@ pub struct PyBuffer {
     pub(crate) inner: Arc<Buffer>,
 }
 
+/// A buffer going away that holds the last share of memory whose release waits for GPU
+/// work (owned by someone else, pinned, managed) waits for it without the GIL, so that
+/// other threads run meanwhile; the release itself (an owner may be a Python object) then
+/// runs with it.
+impl Drop for PyBuffer {
+    fn drop(&mut self) {
+        if Arc::strong_count(&self.inner) != 1 || !self.inner.release_waits() {
+            return;
+        }
+        let buffer = &self.inner;
+        let waited = Python::attach(|py| py.detach(|| buffer.prepare_release()));
+        if let Err(e) = waited {
+            eprintln!("stridekit: waiting for the GPU work on a buffer being released failed: {e}");
+        }
+    }
+}
+
 fn kind_name(k: MemoryKind) -> &'static str {
     match k {
         MemoryKind::Device => "device",

@@ -7,10 +7,10 @@ use crate::import::{self, Protocol, LEGACY, VERSIONED};
 use crate::layout::PyLayout;
 use crate::memory::{PyBuffer, PyMemoryResource};
 use crate::stream;
-use pyo3::exceptions::{PyBufferError, PyTypeError, PyValueError};
+use pyo3::exceptions::{PyAttributeError, PyBufferError, PyTypeError, PyValueError};
 use pyo3::ffi;
 use pyo3::prelude::*;
-use pyo3::types::PyTuple;
+use pyo3::types::{PyDict, PyTuple};
 use std::ffi::{c_void, CStr};
 use stridekit::view::DynView;
 use stridekit::{CopyOptions, MemoryKind, StridedLayout, StridedMemoryView, StridedMemoryViewMut};
@@ -34,6 +34,19 @@ pub struct PyView {
     /// Held by a copy into this view: copies into one view from several threads run one
     /// at a time, while reads of its attributes go on.
     copy_lock: std::sync::Mutex<()>,
+}
+
+/// A view going away that holds the last share of memory whose release waits for GPU
+/// work waits for it without the GIL, so that other threads run meanwhile; the release
+/// itself (a producer's deleter may need the GIL) then runs with it.
+impl Drop for PyView {
+    fn drop(&mut self) {
+        let view = &self.view;
+        let waited = Python::attach(|py| py.detach(|| view.prepare_last_release()));
+        if let Err(e) = waited {
+            eprintln!("stridekit: waiting for the GPU work on a view being released failed: {e}");
+        }
+    }
 }
 
 /// The attributes as Python objects, made on first use (a view never changes).
@@ -118,6 +131,34 @@ impl PyView {
 
     fn read(&self) -> StridedMemoryView<'_> {
         self.view.as_view()
+    }
+
+    /// The fields both array interfaces share (version 3): shape, typestr and descr (the
+    /// dtype's, or `|V<itemsize>` without one), data, strides in bytes (None when
+    /// C-contiguous).
+    fn interface_dict(&self, py: Python<'_>, r: &StridedMemoryView<'_>) -> PyResult<Py<PyDict>> {
+        let l = r.layout();
+        let isz = l.itemsize();
+        let d = PyDict::new(py);
+        d.set_item("version", 3)?;
+        d.set_item("shape", self.cached(py)?.shape.clone_ref(py))?;
+        let dt = self.cached(py)?.dtype.bind(py).clone();
+        if dt.is_none() {
+            let ts = format!("|V{isz}");
+            d.set_item("typestr", &ts)?;
+            d.set_item("descr", vec![("", ts)])?;
+        } else {
+            d.set_item("typestr", dt.getattr("str")?)?;
+            d.set_item("descr", dt.getattr("descr")?)?;
+        }
+        d.set_item("data", (self.first, self.view.is_read_only()))?;
+        if l.is_contiguous_c() {
+            d.set_item("strides", py.None())?;
+        } else {
+            let bytes: Vec<i64> = l.strides().iter().map(|s| s * isz as i64).collect();
+            d.set_item("strides", PyTuple::new(py, bytes)?)?;
+        }
+        Ok(d.unbind())
     }
 
     /// A layout relative to element 0 (what Python sees) moved to the view's base.
@@ -506,6 +547,43 @@ impl PyView {
                 .cast(),
         };
         capsule(py, ptr, if versioned { VERSIONED } else { LEGACY })
+    }
+
+    /// The CUDA Array Interface (version 3) of a view of device-accessible memory, without
+    /// a copy: `data` is element 0's address and the read-only flag, `strides` in bytes
+    /// (None when C-contiguous). Its `stream` is 1, the legacy default stream, which is
+    /// made to wait for every GPU use stridekit recorded on the memory first (the writes
+    /// only, for a read-only view): a consumer that orders itself after `stream`, as the
+    /// protocol asks, sees those uses done. Host memory has no such interface.
+    #[getter]
+    fn __cuda_array_interface__(&self, py: Python<'_>) -> PyResult<Py<PyDict>> {
+        if !self.device_accessible {
+            return Err(PyAttributeError::new_err(
+                "a view of pageable host memory has no __cuda_array_interface__ (kernels cannot reach it); use __array_interface__",
+            ));
+        }
+        let r = self.read();
+        let writable = !self.view.is_read_only();
+        // SAFETY: the legacy default stream is no foreign handle.
+        unsafe { r.order_consumer(stridekit::StreamValue::LegacyDefault, writable) }.py_err()?;
+        let d = self.interface_dict(py, &r)?;
+        d.bind(py).set_item("stream", 1)?;
+        Ok(d)
+    }
+
+    /// NumPy's array interface (version 3) of a view of host-accessible memory (pageable,
+    /// pinned or managed), without a copy; GPU work stridekit queued on the memory is
+    /// waited for first. Device memory has no such interface.
+    #[getter]
+    fn __array_interface__(&self, py: Python<'_>) -> PyResult<Py<PyDict>> {
+        let r = self.read();
+        if !r.is_host_accessible() {
+            return Err(PyAttributeError::new_err(
+                "a view of device memory has no __array_interface__ (the CPU cannot read it); use __cuda_array_interface__ or DLPack",
+            ));
+        }
+        r.wait_for_host().py_err()?;
+        self.interface_dict(py, &r)
     }
 
     fn __dlpack_device__(&self) -> (i32, i32) {

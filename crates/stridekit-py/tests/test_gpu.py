@@ -435,3 +435,75 @@ def test_two_reader_threads_on_two_streams_and_a_writer_lose_no_reader() -> None
         for name, out in zip(("held-back", "other"), outs):
             assert host_bytes(out) == want, f"iteration {i}: the {name} reader's destination changed"
 
+
+
+def test_device_views_leave_through_the_cuda_array_interface_without_a_copy() -> None:
+    t = rand_torch((6, 8, 5), torch.float32, 9)
+    for x in (t, t.transpose(0, 2), t[::2, 1:7:3], t[:, 3]):
+        v = StridedMemoryView(x, stream_ptr=-1)
+        cai = v.__cuda_array_interface__
+        assert cai["version"] == 3 and cai["stream"] == 1 and cai["data"] == (x.data_ptr(), False)
+        c = cp.asarray(v)
+        assert c.data.ptr == x.data_ptr() and c.shape == tuple(x.shape)
+        assert c.strides == tuple(s * 4 for s in x.stride())
+        assert host_bytes(c) == host_bytes(x)
+        back = torch.as_tensor(v, device="cuda")
+        assert back.data_ptr() == x.data_ptr() and back.stride() == x.stride()
+    # Writes through the consumer land in the producer's memory.
+    v = StridedMemoryView(t, stream_ptr=-1)
+    cp.asarray(v)[0, 0, 0] = 7.0
+    assert float(t[0, 0, 0]) == 7.0
+    assert not hasattr(v, "__array_interface__")
+
+
+def test_a_cuda_array_interface_consumer_sees_copies_queued_on_another_stream() -> None:
+    """A stridekit copy into the view, queued behind a sleeping kernel on its own stream,
+    is done before a consumer of the view's CUDA Array Interface reads (the interface's
+    stream waits for it)."""
+    src = rand_torch((1024, 1024), torch.int32, 21)
+    dst = torch.zeros((1024, 1024), dtype=torch.int32, device="cuda")
+    torch.cuda.synchronize()
+    side = torch.cuda.Stream()
+    with torch.cuda.stream(side):
+        torch.cuda._sleep(20_000_000)
+    v = StridedMemoryView(dst, stream_ptr=-1)
+    v.copy_from(StridedMemoryView(src.t(), stream_ptr=-1), stream=side.cuda_stream)
+    with cp.cuda.Stream(null=True):
+        got = cp.asarray(v).copy()  # on the legacy default stream, ordered after `stream`
+    assert host_bytes(got) == host_bytes(src.t())
+
+
+def test_a_release_that_waits_for_gpu_work_lets_other_threads_run() -> None:
+    """The last view of a PyTorch tensor goes away while a copy into it is still queued
+    (behind a sleeping kernel): its release waits for the copy without the GIL, so a
+    second thread keeps running meanwhile."""
+    import threading
+    import time
+
+    src = rand_torch((2048, 2048), torch.int32, 31)
+    dst = torch.zeros_like(src)
+    side = torch.cuda.Stream()
+    torch.cuda.synchronize()
+    v_src = StridedMemoryView(src.t(), stream_ptr=-1)
+    ticks = [0]
+    stop = threading.Event()
+
+    def spin() -> None:
+        while not stop.is_set():
+            ticks[0] += 1
+
+    th = threading.Thread(target=spin)
+    th.start()
+    time.sleep(0.05)
+    rate = ticks[0] / 0.05  # the spinning thread's pace alone (roughly)
+    with torch.cuda.stream(side):
+        torch.cuda._sleep(400_000_000)  # about 0.2 s
+    before, t0 = ticks[0], time.perf_counter()
+    # The temporary destination view is released at the end of this statement.
+    StridedMemoryView(dst, stream_ptr=-1).copy_from(v_src, stream=side.cuda_stream)
+    waited, during = time.perf_counter() - t0, ticks[0] - before
+    stop.set()
+    th.join()
+    assert waited > 0.05, f"the release did not wait for the queued copy ({waited:.3f} s)"
+    assert during > 0.2 * rate * waited, f"the other thread ran {during} ticks in {waited:.3f} s (alone: {rate:.0f}/s)"
+    assert host_bytes(dst) == host_bytes(src.t())

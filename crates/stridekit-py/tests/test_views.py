@@ -295,3 +295,40 @@ def test_views_are_shared_between_threads() -> None:
     assert errors == []
     # Copies ran one at a time: the result is one source whole, never a mix.
     assert len(np.unique(dst)) == 1 and dst[0, 0] in (0.0, 1.0, 2.0, 3.0)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_host_views_leave_through_the_array_interface_without_a_copy(dtype: Any) -> None:
+    a = rand((7, 9, 4), dtype, 5)
+    for x in (a, a.transpose(2, 0, 1), a[::2, ::-3, 1:3], a[:, 2], a[3]):
+        v = StridedMemoryView(x)
+        out = np.asarray(v)
+        assert out.dtype == x.dtype and out.shape == x.shape and out.strides == x.strides
+        assert out.tobytes() == x.tobytes()
+        assert np.shares_memory(out, x) and out.__array_interface__["data"][0] == v.ptr
+    # C-contiguous: strides None, as the protocol allows.
+    assert StridedMemoryView(a).__array_interface__["strides"] is None
+    # Read-only stays read-only; writable writes through.
+    ro = a.copy()
+    ro.setflags(write=False)
+    assert not np.asarray(StridedMemoryView(ro)).flags.writeable
+    w = np.zeros((3, 4), dtype)
+    np.asarray(StridedMemoryView(w))[1, 2] = a.flat[1]
+    assert w[1, 2] == a.flat[1] or (np.isnan(w[1, 2]) and np.isnan(a.flat[1]))
+
+
+def test_views_without_a_dtype_leave_as_their_bytes() -> None:
+    rec = np.zeros(5, dtype=[("a", "<i4"), ("b", "<f2")])
+    rec["a"] = np.arange(5)
+    v = StridedMemoryView(rec)
+    assert v.dtype is None  # a record through the array interface names no dtype
+    assert v.__array_interface__["typestr"] == "|V6"
+    out = np.asarray(v)
+    assert out.dtype == np.dtype("V6") and out.tobytes() == rec.tobytes()
+
+
+def test_host_views_have_no_cuda_array_interface() -> None:
+    v = StridedMemoryView(np.zeros(4, np.float32))
+    assert not hasattr(v, "__cuda_array_interface__")
+    with pytest.raises(AttributeError, match="pageable host memory"):
+        v.__cuda_array_interface__

@@ -1,6 +1,6 @@
 """Types of stridekit's native module (re-exported by ``stridekit``)."""
 
-from typing import Any, Optional, Sequence, SupportsIndex, Tuple, Union
+from typing import Any, Dict, Optional, Sequence, SupportsIndex, Tuple, Union
 
 import numpy
 
@@ -250,6 +250,10 @@ class StridedMemoryView:
         copy: Optional[bool] = None,
     ) -> Any: ...
     def __dlpack_device__(self) -> Tuple[int, int]: ...
+    @property
+    def __cuda_array_interface__(self) -> Dict[str, Any]: ...
+    @property
+    def __array_interface__(self) -> Dict[str, Any]: ...
     def as_tensor_map(
         self,
         box_dim: Optional[Sequence[int]] = None,

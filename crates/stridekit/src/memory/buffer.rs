@@ -224,6 +224,37 @@ impl Buffer {
         self.pending.wait_host("Buffer::synchronize")
     }
 
+    /// Whether dropping this buffer would block the calling thread on GPU work: memory
+    /// whose owner frees it at once (recorded work waited for first), and pinned and
+    /// managed memory (freed after their release stream drains). Device memory from a
+    /// pool is released in stream order, without waiting.
+    pub fn release_waits(&self) -> bool {
+        match &self.release {
+            Some(Release::Owner(_)) => true,
+            Some(Release::Resource { .. }) => {
+                matches!(self.kind, MemoryKind::PinnedHost | MemoryKind::Managed)
+            }
+            None => false,
+        }
+    }
+
+    /// Waits now for what dropping this buffer would wait for ([`release_waits`](Self::release_waits)),
+    /// so that the drop itself is quick: a front calls it without holding its
+    /// interpreter's lock, then drops the buffer with it.
+    pub fn prepare_release(&self) -> Result<()> {
+        const OP: &str = "Buffer::prepare_release";
+        if !self.release_waits() {
+            return Ok(());
+        }
+        self.pending.wait_host(OP)?;
+        if let Some(Release::Resource { stream, .. }) = &self.release {
+            stream
+                .synchronize()
+                .map_err(driver(OP, "cuStreamSynchronize"))?;
+        }
+        Ok(())
+    }
+
     fn check_size(&self, op: &'static str, what: &str, bytes: usize) -> Result<()> {
         if bytes != self.size {
             return Err(invalid(

@@ -36,6 +36,19 @@ impl Backing<'_> {
         }
     }
 
+    /// Waits for what releasing this memory would wait for, when this backing is its last
+    /// owner (nobody else can then take a new share of it): an imported tensor's recorded
+    /// GPU work, a shared buffer's [`Buffer::prepare_release`].
+    pub(crate) fn prepare_last_release(&self) -> crate::error::Result<()> {
+        match self {
+            Backing::Dlpack(t) if Arc::strong_count(t) == 1 => {
+                t.pending.wait_host("prepare the release of a view")
+            }
+            Backing::SharedBuffer(b) if Arc::strong_count(b) == 1 => b.prepare_release(),
+            _ => Ok(()),
+        }
+    }
+
     /// The cudarc slice behind the view, if it is one.
     pub(crate) fn cudarc(&self) -> Option<CudarcUse<'_>> {
         match self {

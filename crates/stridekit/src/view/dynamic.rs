@@ -46,6 +46,18 @@ impl<'a> DynView<'a> {
         }
     }
 
+    /// When this view is the last owner of memory whose release waits for GPU work (an
+    /// imported DLPack tensor with stridekit's copies still queued, say), waits for that
+    /// work now, so that dropping the view afterwards is quick: a front calls it without
+    /// holding its interpreter's lock (the producer's deleter may need the lock, so the
+    /// drop itself stays with it).
+    pub fn prepare_last_release(&self) -> crate::Result<()> {
+        match self {
+            DynView::ReadOnly(v) => v.backing.prepare_last_release(),
+            DynView::Writable(v) => v.backing.prepare_last_release(),
+        }
+    }
+
     /// Whether writes are refused.
     pub fn is_read_only(&self) -> bool {
         matches!(self, DynView::ReadOnly(_))

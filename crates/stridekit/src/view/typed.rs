@@ -31,8 +31,15 @@ impl<'a, A: Access> StridedMemoryViewBase<'a, A> {
         }
     }
 
-    /// Makes the CPU's reads of this view see every write queued on it: library copies
-    /// on any stream, and (for pinned and managed memory) the device context's kernels.
+    /// Makes the CPU's reads (and writes) of this view see every GPU use queued on it:
+    /// stridekit's copies on any stream, and (for pinned and managed memory) the device
+    /// context's kernels; what a host consumer of the memory (NumPy, through the array
+    /// interface) calls first. Device memory is refused: the CPU cannot read it.
+    pub fn wait_for_host(&self) -> Result<()> {
+        self.wait_for_host_access("wait_for_host")
+    }
+
+    /// [`wait_for_host`](Self::wait_for_host), naming `op` in errors.
     pub(crate) fn wait_for_host_access(&self, op: &'static str) -> Result<()> {
         self.check_claim(op)?;
         if !self.is_host_accessible() {
