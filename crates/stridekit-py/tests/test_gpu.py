@@ -416,7 +416,7 @@ def test_two_reader_threads_on_two_streams_and_a_writer_lose_no_reader() -> None
         outs = [torch.zeros((n // 1024, 1024), dtype=torch.int32, device="cuda") for _ in range(2)]
         torch.cuda.synchronize()
         with torch.cuda.stream(held):
-            torch.cuda._sleep(20_000_000)
+            torch.cuda._sleep(200_000_000)  # about 0.1 s: the held-back read is still queued
         gate = threading.Barrier(2)
 
         def read(out: Any, stream: Any) -> None:

@@ -67,12 +67,15 @@ impl Backing<'_> {
 }
 
 /// The owner of an imported tensor, shared by every view made from it: dropping the last
-/// one calls the producer's deleter, once.
+/// one calls the producer's deleter (or drops the producer's object, for a borrowed
+/// `DLTensor`), once.
 pub(crate) struct Imported {
     pub(crate) deleter: Option<dlpark::AllocationDeleter>,
     pub(crate) flags: dlpark::DlpackFlags,
-    /// The GPU work stridekit queued on the tensor's memory: the deleter waits for it.
+    /// The GPU work stridekit queued on the tensor's memory: the release waits for it.
     pub(crate) pending: crate::memory::PendingWork,
+    /// What keeps a borrowed `DLTensor`'s memory alive (the producer's object).
+    pub(crate) owner: Option<Box<dyn Any + Send + Sync>>,
 }
 
 impl Drop for Imported {
@@ -84,5 +87,6 @@ impl Drop for Imported {
             );
         }
         drop(self.deleter.take());
+        drop(self.owner.take());
     }
 }

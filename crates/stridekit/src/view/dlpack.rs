@@ -42,7 +42,16 @@ unsafe fn borrowed<A: Access, O: std::any::Any + Send + Sync>(
     dl: &DLTensor,
     owner: O,
 ) -> Result<StridedMemoryViewBase<'static, A>> {
-    view_of(op, dl, move || Backing::Owned(Arc::new(owner)))
+    // Like an owned import, it carries a record of the GPU work queued on the memory, so
+    // that uses through views of it are ordered and its last release waits for them.
+    view_of(op, dl, move || {
+        Backing::Dlpack(Arc::new(Imported {
+            deleter: None,
+            flags: DlpackFlags::empty(),
+            pending: Default::default(),
+            owner: Some(Box::new(owner)),
+        }))
+    })
 }
 
 impl StridedMemoryViewBase<'static, ReadOnly> {
@@ -96,6 +105,7 @@ fn import<A: Access>(
             deleter: Some(t.into_deleter()),
             flags,
             pending: Default::default(),
+            owner: None,
         }))
     })
 }
