@@ -146,6 +146,15 @@ fn source_fast_axis(p: &CopyPlan) -> Option<usize> {
         .min_by_key(|&k| (p.src_strides[k].unsigned_abs(), usize::MAX - k))
 }
 
+/// Whether both sides' first elements (and so, with whole-element strides, all of them)
+/// sit at addresses that are multiples of the itemsize.
+fn element_aligned(p: &CopyPlan, dst_ptr: u64, src_ptr: u64) -> bool {
+    let isz = p.itemsize as u64;
+    let s0 = src_ptr.wrapping_add_signed(p.src_offset * isz as i64);
+    let d0 = dst_ptr.wrapping_add_signed(p.dst_offset * isz as i64);
+    s0.is_multiple_of(isz) && d0.is_multiple_of(isz)
+}
+
 fn classify(
     p: &CopyPlan,
     dst_ptr: u64,
@@ -181,13 +190,8 @@ fn classify(
         return;
     }
     if let Some((a, l)) = p.small_matrix_axes() {
-        let isz = p.itemsize as u64;
-        let (s0, d0) = (
-            src_ptr.wrapping_add_signed(p.src_offset * isz as i64),
-            dst_ptr.wrapping_add_signed(p.dst_offset * isz as i64),
-        );
-        // Its kernel reads whole elements in shared memory: both sides element-aligned.
-        if s0.is_multiple_of(isz) && d0.is_multiple_of(isz) {
+        // Its kernel reads whole elements in shared memory.
+        if element_aligned(p, dst_ptr, src_ptr) {
             out.push(CopyStep::SmallMatrices {
                 plan: p.clone(),
                 a,
@@ -213,14 +217,8 @@ fn classify(
         }
     }
     if let Some((a, l)) = p.channel_transpose_axes() {
-        let isz = p.itemsize as u64;
-        let (s0, d0) = (
-            src_ptr.wrapping_add_signed(p.src_offset * isz as i64),
-            dst_ptr.wrapping_add_signed(p.dst_offset * isz as i64),
-        );
-        // Its kernel reads and writes whole elements in shared memory: both sides
-        // element-aligned.
-        if s0.is_multiple_of(isz) && d0.is_multiple_of(isz) {
+        // Its kernels read and write whole elements in shared memory.
+        if element_aligned(p, dst_ptr, src_ptr) {
             out.push(CopyStep::Channels {
                 plan: p.clone(),
                 a,

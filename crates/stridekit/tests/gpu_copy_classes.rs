@@ -325,6 +325,44 @@ fn pageable_host_copies_cross_many_staging_chunks() {
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
 
+/// Copies on the device, each checked byte for byte; what differs is collected and
+/// reported at the end, with how many copies ran.
+struct Exact {
+    mr: DeviceMemoryResource,
+    stream: Arc<CudaStream>,
+    failures: Vec<String>,
+    count: u64,
+}
+
+impl Exact {
+    fn new() -> Self {
+        let dev = Device::open(0).unwrap();
+        Exact {
+            mr: DeviceMemoryResource::new(&dev).unwrap(),
+            stream: dev.new_stream().unwrap(),
+            failures: Vec::new(),
+            count: 0,
+        }
+    }
+
+    fn check(&mut self, src: &StridedLayout, dst: &StridedLayout) {
+        self.count += 1;
+        if let Some(e) = run(&self.mr, &self.stream, src, dst, self.count) {
+            self.failures.push(e);
+        }
+    }
+
+    fn assert_all(self, what: &str) {
+        assert!(
+            self.failures.is_empty(),
+            "{} of {} {what} differ:\n{}",
+            self.failures.len(),
+            self.count,
+            self.failures.join("\n")
+        );
+    }
+}
+
 /// The transposes of 1- and 2-byte elements that the packed kernel runs: a `cols x rows`
 /// view of a `rows x cols` block whose rows start `soff` elements into a parent with an
 /// odd pitch, into a block of a parent whose rows start `doff` elements in (so that the
@@ -366,11 +404,7 @@ fn packed_transpose_cases_are_scheduled_as_transposes() {
 #[test]
 #[ignore = "needs a CUDA device"]
 fn packed_transposes_are_exact_at_every_start_alignment() {
-    let dev = Device::open(0).unwrap();
-    let stream = dev.new_stream().unwrap();
-    let mr = DeviceMemoryResource::new(&dev).unwrap();
-    let mut failures = Vec::new();
-    let mut count = 0;
+    let mut x = Exact::new();
     for isz in [1usize, 2] {
         // Every byte alignment of the source's first element, each with another of the
         // destination's; sizes whose last tiles hold one row or one column.
@@ -379,29 +413,17 @@ fn packed_transposes_are_exact_at_every_start_alignment() {
             for (rows, cols) in [(65, 129), (129, 65), (97, 33), (33, 200)] {
                 for flip in [false, true] {
                     let (src, dst) = packed_case(isz, (rows, cols), s, d, flip);
-                    count += 1;
-                    if let Some(e) = run(&mr, &stream, &src, &dst, count) {
-                        failures.push(e);
-                    }
+                    x.check(&src, &dst);
                 }
             }
         }
         // Batches: (batch, rows, cols) blocks transposed per batch, odd extents.
         for (b, rows, cols) in [(3i64, 67i64, 45i64), (5, 32, 97)] {
             let src = c(&[b, rows, cols], isz).permuted(&[0, 2, 1]).unwrap();
-            let dst = c(&[b, cols, rows], isz);
-            count += 1;
-            if let Some(e) = run(&mr, &stream, &src, &dst, count) {
-                failures.push(e);
-            }
+            x.check(&src, &c(&[b, cols, rows], isz));
         }
     }
-    assert!(
-        failures.is_empty(),
-        "{} of {count} packed transposes differ:\n{}",
-        failures.len(),
-        failures.join("\n")
-    );
+    x.assert_all("packed transposes");
 }
 
 /// `len` elements of a dense 1-D parent starting `off` elements in, as `shape` (C order).
@@ -439,51 +461,29 @@ fn channel_cases_are_scheduled_as_channels() {
 #[test]
 #[ignore = "needs a CUDA device"]
 fn channel_transposes_are_exact_at_every_start_alignment() {
-    let dev = Device::open(0).unwrap();
-    let stream = dev.new_stream().unwrap();
-    let mr = DeviceMemoryResource::new(&dev).unwrap();
-    let mut failures = Vec::new();
-    let mut count = 0;
-    let mut check = |src: &StridedLayout, dst: &StridedLayout, failures: &mut Vec<String>| {
-        count += 1;
-        if let Some(e) = run(&mr, &stream, src, dst, count) {
-            failures.push(e);
-        }
-    };
+    let mut x = Exact::new();
     for isz in [1usize, 2] {
         for ch in [2i64, 3, 4, 5, 8, 16] {
-            // Pixel counts around the tile (1024 bytes a plane) and its edges.
+            // Pixel counts around the tile and its edges.
             for pixels in [64i64, 1000, 1024 / isz as i64 + 1, 3001] {
                 let s = (pixels + ch) % 16;
                 let d = (pixels * 7 + ch) % 16;
                 // Interleaved -> planar, and back.
                 let inter = at_offset(isz, s, &[pixels, ch]).permuted(&[1, 0]).unwrap();
-                let planar = at_offset(isz, d, &[ch, pixels]);
-                check(&inter, &planar, &mut failures);
+                x.check(&inter, &at_offset(isz, d, &[ch, pixels]));
                 let inter_dst = at_offset(isz, d, &[pixels, ch]).permuted(&[1, 0]).unwrap();
-                let planar_src = at_offset(isz, s, &[ch, pixels]);
-                check(&planar_src, &inter_dst, &mut failures);
+                x.check(&at_offset(isz, s, &[ch, pixels]), &inter_dst);
             }
         }
         // Pixels with a gap (RGBA read as RGB planes), and batches (NHWC <-> NCHW).
         let rgba = c(&[3001, 4], isz).sliced(s![.., 0..3]).unwrap();
-        check(
-            &rgba.permuted(&[1, 0]).unwrap(),
-            &c(&[3, 3001], isz),
-            &mut failures,
-        );
+        x.check(&rgba.permuted(&[1, 0]).unwrap(), &c(&[3, 3001], isz));
         let nhwc = c(&[3, 37, 41, 3], isz).permuted(&[0, 3, 1, 2]).unwrap();
-        check(&nhwc, &c(&[3, 3, 37, 41], isz), &mut failures);
-        let nchw = c(&[3, 3, 37, 41], isz);
+        x.check(&nhwc, &c(&[3, 3, 37, 41], isz));
         let to_nhwc = c(&[3, 37, 41, 3], isz).permuted(&[0, 3, 1, 2]).unwrap();
-        check(&nchw, &to_nhwc, &mut failures);
+        x.check(&c(&[3, 3, 37, 41], isz), &to_nhwc);
     }
-    assert!(
-        failures.is_empty(),
-        "{} of {count} channel transposes differ:\n{}",
-        failures.len(),
-        failures.join("\n")
-    );
+    x.assert_all("channel transposes");
 }
 
 #[test]
@@ -505,11 +505,7 @@ fn reversed_channels_are_scheduled_as_such() {
 #[test]
 #[ignore = "needs a CUDA device"]
 fn reversed_channels_are_exact_at_every_start_alignment() {
-    let dev = Device::open(0).unwrap();
-    let stream = dev.new_stream().unwrap();
-    let mr = DeviceMemoryResource::new(&dev).unwrap();
-    let mut failures = Vec::new();
-    let mut count = 0;
+    let mut x = Exact::new();
     for isz in [1usize, 2] {
         for ch in [2i64, 3, 4, 5, 16] {
             for pixels in [64i64, 1000, 4096 / isz as i64 + 1, 5003] {
@@ -518,28 +514,16 @@ fn reversed_channels_are_exact_at_every_start_alignment() {
                 let src = at_offset(isz, s, &[pixels, ch])
                     .sliced(s![.., ..;-1])
                     .unwrap();
-                let dst = at_offset(isz, d, &[pixels, ch]);
-                count += 1;
-                if let Some(e) = run(&mr, &stream, &src, &dst, count) {
-                    failures.push(e);
-                }
+                x.check(&src, &at_offset(isz, d, &[pixels, ch]));
             }
         }
-        // Batches: (64, 37, 41, 3) RGB -> BGR.
+        // Batches: (4, 37, 41, 3) RGB -> BGR.
         let src = c(&[4, 37, 41, 3], isz)
             .sliced(s![.., .., .., ..;-1])
             .unwrap();
-        count += 1;
-        if let Some(e) = run(&mr, &stream, &src, &c(&[4, 37, 41, 3], isz), count) {
-            failures.push(e);
-        }
+        x.check(&src, &c(&[4, 37, 41, 3], isz));
     }
-    assert!(
-        failures.is_empty(),
-        "{} of {count} channel reversals differ:\n{}",
-        failures.len(),
-        failures.join("\n")
-    );
+    x.assert_all("channel reversals");
 }
 
 #[test]
@@ -561,11 +545,7 @@ fn small_matrix_batches_are_scheduled_as_such() {
 #[test]
 #[ignore = "needs a CUDA device"]
 fn small_matrix_batches_are_exact_at_every_start_alignment() {
-    let dev = Device::open(0).unwrap();
-    let stream = dev.new_stream().unwrap();
-    let mr = DeviceMemoryResource::new(&dev).unwrap();
-    let mut failures = Vec::new();
-    let mut count = 0;
+    let mut x = Exact::new();
     for isz in [1usize, 2, 4] {
         // Matrices of (m, n): rows of the destination a whole number of 4-byte words;
         // batches that do not fill the last tile; starts at every element offset.
@@ -577,18 +557,9 @@ fn small_matrix_batches_are_exact_at_every_start_alignment() {
                 let s = (b + m) % (16 / isz as i64);
                 let d = (b * 3 + n) % (16 / isz as i64);
                 let src = at_offset(isz, s, &[b, m, n]).permuted(&[0, 2, 1]).unwrap();
-                let dst = at_offset(isz, d, &[b, n, m]);
-                count += 1;
-                if let Some(e) = run(&mr, &stream, &src, &dst, count) {
-                    failures.push(e);
-                }
+                x.check(&src, &at_offset(isz, d, &[b, n, m]));
             }
         }
     }
-    assert!(
-        failures.is_empty(),
-        "{} of {count} small-matrix batches differ:\n{}",
-        failures.len(),
-        failures.join("\n")
-    );
+    x.assert_all("small-matrix batches");
 }

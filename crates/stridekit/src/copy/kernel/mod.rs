@@ -14,6 +14,7 @@
 
 mod generic;
 mod params;
+mod runs;
 mod tiled;
 mod transpose;
 
@@ -310,8 +311,8 @@ fn launch_steps(
                 l,
                 word,
             } => {
-                let done = if transpose::packs(p.itemsize, *word) {
-                    transpose::launch_packed(p, (*a, *l), dst, src, src_bounds, stream)?
+                let done = if runs::packs(p.itemsize, *word) {
+                    runs::packed(p, (*a, *l), dst, src, src_bounds, stream)?
                 } else {
                     transpose::launch(p, (*a, *l), *word, dst, src, stream)?
                 };
@@ -321,12 +322,12 @@ fn launch_steps(
             }
             CopyStep::Tiled(t) => tiled::launch(t, dst, src, stream)?,
             CopyStep::Channels { plan: p, a, l } => {
-                if !transpose::launch_channels(p, (*a, *l), dst, src, src_bounds, stream)? {
+                if !runs::channels(p, (*a, *l), dst, src, src_bounds, stream)? {
                     generic::launch(p, dst, src, stream)?;
                 }
             }
             CopyStep::SmallMatrices { plan: p, a, l } => {
-                if !transpose::launch_small_matrices(p, (*a, *l), dst, src, src_bounds, stream)? {
+                if !runs::small_matrices(p, (*a, *l), dst, src, src_bounds, stream)? {
                     generic::launch(p, dst, src, stream)?;
                 }
             }
@@ -336,7 +337,7 @@ fn launch_steps(
                 channels,
             } => {
                 let axes = (*pixels, *channels);
-                if !transpose::launch_reverse(p, axes, dst, src, src_bounds, stream)? {
+                if !runs::reversed(p, axes, dst, src, src_bounds, stream)? {
                     generic::launch(p, dst, src, stream)?;
                 }
             }

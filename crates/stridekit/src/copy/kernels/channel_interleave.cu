@@ -24,23 +24,7 @@ extern "C" __global__ void __launch_bounds__(256) channel_interleave(
     __shared__ long long tile_at[3];  // the next tile: source and destination offsets, first pixel
     const long long n = p.shape[a];
     const long long tiles_per = (n + P - 1) / P, total = tiles_per * batches;
-    // Tile coordinates take 64-bit divisions: one thread works them out for the block.
-    auto locate = [&](long long t) {
-        const long long b = t / tiles_per;
-        long long rem = b, so = 0, d = 0;
-        for (int k = NDIM - 1; k >= 0; --k) {
-            if (k == a || k == l) continue;
-            const long long e = p.shape[k];
-            const long long j = rem % e;
-            rem /= e;
-            so += j * p.src[k];
-            d += j * p.dst[k];
-        }
-        tile_at[0] = so;
-        tile_at[1] = d;
-        tile_at[2] = (t - b * tiles_per) * P;
-    };
-    if (threadIdx.x == 0 && blockIdx.x < total) locate(blockIdx.x);
+    if (threadIdx.x == 0 && blockIdx.x < total) locate_tile(p, a, l, blockIdx.x, tiles_per, P, tile_at);
     __syncthreads();
     const long long sl = p.src[l];
     for (long long t = blockIdx.x; t < total; t += gridDim.x) {
@@ -82,7 +66,7 @@ extern "C" __global__ void __launch_bounds__(256) channel_interleave(
         __syncthreads();
         store_run(dst + (d + x0 * CH) * EB, px * CH * EB, tout, threadIdx.x, blockDim.x);
         __syncthreads();
-        if (threadIdx.x == 0 && t + gridDim.x < total) locate(t + gridDim.x);
+        if (threadIdx.x == 0 && t + gridDim.x < total) locate_tile(p, a, l, t + gridDim.x, tiles_per, P, tile_at);
         __syncthreads();
     }
 }

@@ -4,6 +4,16 @@
 // aligned chunks are loaded whole only inside [lo, hi), the memory the copy was checked
 // against.
 
+// Tile `t` of a channel kernel (tiles_per tiles of per_tile pixels in each batch, batches
+// over every axis but `a` and `l`): source and destination offsets of its batch and its
+// first pixel, into `at`; one thread works them out for the block (64-bit divisions).
+__device__ __forceinline__ void locate_tile(const Params& p, int a, int l, long long t, long long tiles_per,
+                                            long long per_tile, long long* at) {
+    const long long b = t / tiles_per;
+    batch_offsets(p, a, l, b, at[0], at[1]);
+    at[2] = (t - b * tiles_per) * per_tile;
+}
+
 // The `n` bytes of a run that starts at `s0` into shared memory at `to` (16-byte aligned):
 // chunk c holds bytes [16c - shift, 16c - shift + 16) of the run, shift = s0 % 16.
 __device__ __forceinline__ void load_run(const unsigned char* s0, int n, unsigned char* to,

@@ -39,15 +39,8 @@ __device__ __forceinline__ PTile ptile(long long t, const Params& p, int a, int 
     // close together in time, so the L2 merges the sector's parts.
     const long long tl = t % ntl, rest = t / ntl;
     const long long ta = rest % nta, b = rest / nta;
-    long long rem = b, so = 0, d = 0;
-    for (int k = NDIM - 1; k >= 0; --k) {
-        if (k == a || k == l) continue;
-        const long long e = p.shape[k];
-        const long long j = rem % e;
-        rem /= e;
-        so += j * p.src[k];
-        d += j * p.dst[k];
-    }
+    long long so, d;
+    batch_offsets(p, a, l, b, so, d);
     PTile T;
     T.so = so;
     T.d = d;

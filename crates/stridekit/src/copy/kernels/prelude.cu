@@ -7,3 +7,19 @@ struct __align__(16) b16 { unsigned long long lo, hi; };
 // bytes of parameters, not 2 KiB.
 struct Params { long long shape[PMAX]; long long src[PMAX]; long long dst[PMAX]; long long n;
                 unsigned int mul[PMAX]; unsigned int sh[PMAX]; };
+#ifdef NDIM
+// The source and destination offsets of batch `b`: its coordinates over every axis but
+// `a` and `l` (the last axis fastest). (Kernels of a plan's own rank define NDIM.)
+__device__ __forceinline__ void batch_offsets(const Params& p, int a, int l, long long b, long long& so, long long& d) {
+    so = 0;
+    d = 0;
+    for (int k = NDIM - 1; k >= 0; --k) {
+        if (k == a || k == l) continue;
+        const long long e = p.shape[k];
+        const long long j = b % e;
+        b /= e;
+        so += j * p.src[k];
+        d += j * p.dst[k];
+    }
+}
+#endif

@@ -15,8 +15,10 @@
 #define BYTES (NB * MAT * EB)                               // bytes of a tile
 
 extern "C" __global__ void __launch_bounds__(256) small_matrices(
-    const unsigned char* __restrict__ src, unsigned char* __restrict__ dst, long long batches,
-    unsigned long long lo, unsigned long long hi) {
+    const unsigned char* __restrict__ src, unsigned char* __restrict__ dst, const Params p,
+    int a, int l, long long batches, unsigned long long lo, unsigned long long hi) {
+    // The extents are compile-time; the parameter list is the other run kernels' (its
+    // batches are one dense run: only `batches` is read).
     __shared__ __align__(16) unsigned char tin[BYTES + 32];
     __shared__ __align__(16) unsigned char tout[BYTES + 4];
     __shared__ int shift;

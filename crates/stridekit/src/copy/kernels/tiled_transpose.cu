@@ -15,15 +15,8 @@ extern "C" __global__ void __launch_bounds__(256) tiled_transpose(const ELEM* __
     const long long sl = p.src[l], da = p.dst[a];
     const int tx = threadIdx.x * V;
     for (long long b = blockIdx.z; b < batches; b += gridDim.z) {
-        long long rem = b, so = 0, d = 0;
-        for (int k = NDIM - 1; k >= 0; --k) {
-            if (k == a || k == l) continue;
-            const long long e = p.shape[k];
-            const long long j = rem % e;
-            rem /= e;
-            so += j * p.src[k];
-            d += j * p.dst[k];
-        }
+        long long so, d;
+        batch_offsets(p, a, l, b, so, d);
         const long long ia = a0 + tx;
         if (a0 + T <= na && l0 + T <= nl) {
             // A whole tile: every row's word loads first (T / 8 in flight per thread).

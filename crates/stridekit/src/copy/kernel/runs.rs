@@ -1,0 +1,231 @@
+//! The kernels that move tiles as runs of 16-byte aligned chunks, whatever the alignment
+//! of either side: the packed byte transpose, the channel kernels (deinterleave,
+//! interleave, reversed channels) and batches of small matrices. They share one launch:
+//! a persistent grid of the blocks that fit at once, and one parameter list.
+
+use super::params::{pmax, Params, MAXD, SMALLD};
+use super::{function, resident_blocks, sm_count, Variant};
+use crate::error::{driver, Result};
+use cudarc::driver::{CudaStream, LaunchConfig, PushKernelArg};
+use std::sync::Arc;
+use stridekit_layout::CopyPlan;
+
+/// Whether a transpose of `itemsize`-byte elements in `word`-byte words runs the packed
+/// kernel: bytes that the 32 x 32 tiles would move one at a time (rows that start at
+/// any byte). Measured (BENCHMARKS.md): 4097x3001 bytes 0.29 against 0.27, 5000x7001
+/// 0.36 against 0.31; where 4-byte words stay aligned, and for halfwords, the tiles
+/// are faster.
+pub(super) fn packs(itemsize: usize, word: usize) -> bool {
+    itemsize == 1 && word == 1
+}
+
+/// Bytes per channel (or per plane) of a channel kernel's tile, as the kernels' RUN.
+fn channel_run(ch: u64) -> u64 {
+    if ch <= 4 {
+        4096
+    } else {
+        16384 / ch / 16 * 16
+    }
+}
+
+/// One launch of a run kernel: which, over how many tiles (`None`: more than a count
+/// holds), the plan's two axes and its batches.
+struct Tiles {
+    variant: Variant,
+    count: Option<u64>,
+    axes: (usize, usize),
+    batches: u64,
+}
+
+/// Launches `t` over `plan` between base addresses `dst` and `src` (the source's memory
+/// spans `src_bounds`). `Ok(false)`: the tile count is outside what the kernels take.
+fn launch_tiles(
+    plan: &CopyPlan,
+    t: Tiles,
+    (dst, src): (u64, u64),
+    src_bounds: (u64, u64),
+    stream: &Arc<CudaStream>,
+) -> Result<bool> {
+    let Some(count) = t.count else {
+        return Ok(false);
+    };
+    if pmax(plan.ndim().max(1)) == SMALLD {
+        launch_with::<SMALLD>(plan, &t, count, (dst, src), src_bounds, stream)
+    } else {
+        launch_with::<MAXD>(plan, &t, count, (dst, src), src_bounds, stream)
+    }
+}
+
+fn launch_with<const D: usize>(
+    plan: &CopyPlan,
+    t: &Tiles,
+    tiles: u64,
+    (dst, src): (u64, u64),
+    (lo, hi): (u64, u64),
+    stream: &Arc<CudaStream>,
+) -> Result<bool> {
+    let (variant, (a, l), batches) = (t.variant, t.axes, t.batches);
+    let isz = plan.itemsize as i64;
+    let p = Params::<D>::new(plan);
+    let src0 = src.wrapping_add_signed(plan.src_offset * isz);
+    let dst0 = dst.wrapping_add_signed(plan.dst_offset * isz);
+    let f = function(stream, plan.itemsize, variant)?;
+    let resident = resident_blocks(stream, &f, plan.itemsize, variant, 0)?;
+    let grid = tiles.min(sm_count(stream)? * resident).max(1);
+    let (a32, l32, batches) = (a as i32, l as i32, batches as i64);
+    let mut launch = stream.launch_builder(&f);
+    launch
+        .arg(&src0)
+        .arg(&dst0)
+        .arg(&p)
+        .arg(&a32)
+        .arg(&l32)
+        .arg(&batches)
+        .arg(&lo)
+        .arg(&hi);
+    let cfg = LaunchConfig {
+        grid_dim: (grid as u32, 1, 1),
+        block_dim: (256, 1, 1),
+        shared_mem_bytes: 0,
+    };
+    // SAFETY: every kernel of this module takes (const unsigned char*, unsigned char*,
+    // Params, int, int, long long, unsigned long long, unsigned long long), passed in
+    // that order; every element the plan reaches lies inside memory the callers' views
+    // validated; whole 16-byte chunks are read only inside [lo, hi), the source memory
+    // the plan was checked against; writes cover the destination's elements only (the
+    // schedule gives these kernels only destinations whose runs hold no gaps, or writes
+    // their rows' partial chunks byte by byte).
+    unsafe { launch.launch(cfg) }.map_err(driver("strided copy kernel", "cuLaunchKernel"))?;
+    Ok(true)
+}
+
+/// The packed transpose over axes `a` (source-contiguous) and `l` (destination-
+/// contiguous): tiles of 64 source bytes by 128 rows, any alignment of either side.
+pub(super) fn packed(
+    plan: &CopyPlan,
+    (a, l): (usize, usize),
+    dst: u64,
+    src: u64,
+    src_bounds: (u64, u64),
+    stream: &Arc<CudaStream>,
+) -> Result<bool> {
+    const TAB: u64 = 64;
+    const TL: u64 = 128;
+    let isz = plan.itemsize as u64;
+    let (na, nl) = (plan.shape[a] as u64, plan.shape[l] as u64);
+    let batches = plan.volume as u64 / (na * nl);
+    let count = na
+        .div_ceil(TAB / isz)
+        .checked_mul(nl.div_ceil(TL))
+        .and_then(|t| t.checked_mul(batches));
+    let variant = Variant::Packed {
+        ndim: plan.ndim().max(1),
+    };
+    let t = Tiles {
+        variant,
+        count,
+        axes: (a, l),
+        batches,
+    };
+    launch_tiles(plan, t, (dst, src), src_bounds, stream)
+}
+
+/// The transpose with one short side over axes `a` (source-contiguous) and `l`
+/// (destination-contiguous), as [`CopyPlan::channel_transpose_axes`] chose them:
+/// deinterleaving when `a` holds the channels, else interleaving.
+pub(super) fn channels(
+    plan: &CopyPlan,
+    (a, l): (usize, usize),
+    dst: u64,
+    src: u64,
+    src_bounds: (u64, u64),
+    stream: &Arc<CudaStream>,
+) -> Result<bool> {
+    if pmax(plan.ndim().max(1)) != SMALLD {
+        return Ok(false);
+    }
+    let ndim = plan.ndim().max(1);
+    let isz = plan.itemsize as u64;
+    // Deinterleaving when the source's unit-stride axis holds the channels.
+    let deinterleave = plan.shape[a] <= 16 && plan.src_strides[l] * (isz as i64) <= 8;
+    let (ch, pixels) = if deinterleave {
+        (plan.shape[a] as u64, plan.shape[l] as u64)
+    } else {
+        (plan.shape[l] as u64, plan.shape[a] as u64)
+    };
+    let batches = plan.volume as u64 / (ch * pixels);
+    let count = pixels.div_ceil(channel_run(ch) / isz).checked_mul(batches);
+    let variant = if deinterleave {
+        Variant::Channels {
+            ndim,
+            ch: ch as usize,
+            sl: plan.src_strides[l] as usize,
+        }
+    } else {
+        Variant::Interleave {
+            ndim,
+            ch: ch as usize,
+        }
+    };
+    let t = Tiles {
+        variant,
+        count,
+        axes: (a, l),
+        batches,
+    };
+    launch_tiles(plan, t, (dst, src), src_bounds, stream)
+}
+
+/// Channels reversed within each pixel, over the axes
+/// [`CopyPlan::reversed_channel_axes`] chose.
+pub(super) fn reversed(
+    plan: &CopyPlan,
+    (pixels, channels): (usize, usize),
+    dst: u64,
+    src: u64,
+    src_bounds: (u64, u64),
+    stream: &Arc<CudaStream>,
+) -> Result<bool> {
+    if pmax(plan.ndim().max(1)) != SMALLD {
+        return Ok(false);
+    }
+    let isz = plan.itemsize as u64;
+    let (ch, px) = (plan.shape[channels] as u64, plan.shape[pixels] as u64);
+    let batches = plan.volume as u64 / (ch * px);
+    let t = Tiles {
+        variant: Variant::Reverse {
+            ndim: plan.ndim().max(1),
+            ch: ch as usize,
+        },
+        count: px.div_ceil(channel_run(ch) / isz).checked_mul(batches),
+        axes: (pixels, channels),
+        batches,
+    };
+    launch_tiles(plan, t, (dst, src), src_bounds, stream)
+}
+
+/// A batch of small matrices transposed, over the axes [`CopyPlan::small_matrix_axes`]
+/// chose: whole matrices a tile (8 KiB).
+pub(super) fn small_matrices(
+    plan: &CopyPlan,
+    (a, l): (usize, usize),
+    dst: u64,
+    src: u64,
+    src_bounds: (u64, u64),
+    stream: &Arc<CudaStream>,
+) -> Result<bool> {
+    let isz = plan.itemsize as u64;
+    let (na, nl) = (plan.shape[a] as u64, plan.shape[l] as u64);
+    let batches = plan.volume as u64 / (na * nl);
+    let per_tile = (8192 / (na * nl * isz)).max(1);
+    let t = Tiles {
+        variant: Variant::SmallMatrices {
+            na: na as usize,
+            nl: nl as usize,
+        },
+        count: Some(batches.div_ceil(per_tile)),
+        axes: (a, l),
+        batches,
+    };
+    launch_tiles(plan, t, (dst, src), src_bounds, stream)
+}
