@@ -238,7 +238,8 @@ extern "C" {
  * `stream` follows stridekit's one rule for stream values: `CU_STREAM_LEGACY` (1) is
  * the legacy default stream, `CU_STREAM_PER_THREAD` (2) the per-thread default stream,
  * `(uintptr_t)-1` no ordering (the copy runs on stridekit's own stream and is waited
- * for), any other value a live `CUstream`; 0 (NULL) is refused as ambiguous. The copy
+ * for), any other value a live `CUstream`; 0 (NULL) is the legacy default stream, as in
+ * CUDA. The copy
  * runs on `stream`, after the work already queued there. `blocking`: 1 waits
  * for the copy, 0 does not, -1 takes the default (copies that touch host memory wait,
  * device-to-device copies do not). Copies between pageable host views run on the CPU

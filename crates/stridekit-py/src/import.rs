@@ -71,8 +71,12 @@ fn dlpack_view(obj: &Bound<'_, PyAny>, stream_ptr: Option<i64>) -> PyResult<DynV
     let kwargs = PyDict::new(py);
     if on_gpu {
         // Passed as decoded by the one rule: -1 opts out of synchronisation, 1 is the
-        // legacy default stream (0 was refused before).
-        kwargs.set_item(pyo3::intern!(py, "stream"), stream_ptr)?;
+        // legacy default stream, and 0 (CUDA's NULL stream, which the array API forbids a
+        // consumer to pass) goes to the producer as 1.
+        kwargs.set_item(
+            pyo3::intern!(py, "stream"),
+            stream_ptr.map(|s| if s == 0 { 1 } else { s }),
+        )?;
     }
     static MAX_VERSION: pyo3::sync::PyOnceLock<Py<PyAny>> = pyo3::sync::PyOnceLock::new();
     let max_version = MAX_VERSION.get_or_try_init(py, || {

@@ -507,3 +507,18 @@ def test_a_release_that_waits_for_gpu_work_lets_other_threads_run() -> None:
     assert waited > 0.05, f"the release did not wait for the queued copy ({waited:.3f} s)"
     assert during > 0.2 * rate * waited, f"the other thread ran {during} ticks in {waited:.3f} s (alone: {rate:.0f}/s)"
     assert host_bytes(dst) == host_bytes(src.t())
+
+
+def test_stream_zero_is_the_legacy_default_stream() -> None:
+    """Code written for cuda.core passes stream_ptr=0 (CUDA's NULL stream): every
+    constructor takes it as the legacy default stream."""
+    t = rand_torch((64, 32), torch.float32, 41)
+    c = cp.asarray(t)
+    for v in (StridedMemoryView(t, stream_ptr=0), StridedMemoryView.from_dlpack(c, stream_ptr=0),
+              StridedMemoryView.from_cuda_array_interface(c, stream_ptr=0),
+              StridedMemoryView.from_any_interface(t, stream_ptr=0)):
+        assert v.ptr == t.data_ptr() and v.shape == (64, 32)
+    out = torch.zeros_like(t)
+    StridedMemoryView(out, stream_ptr=0).copy_from(StridedMemoryView(t, stream_ptr=0), stream=0)
+    torch.cuda.synchronize()
+    assert host_bytes(out) == host_bytes(t)

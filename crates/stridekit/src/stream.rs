@@ -9,7 +9,7 @@
 //! | value | meaning |
 //! | --- | --- |
 //! | -1 | no ordering: the caller orders the work; stridekit runs it on its own stream and waits |
-//! | 0 | refused: ambiguous (DLPack and the array API disallow it) |
+//! | 0 | the legacy default stream, as CUDA reads a NULL handle (code written for cuda.core passes it); handed to a DLPack producer as 1 |
 //! | 1 | the legacy default stream |
 //! | 2 | the per-thread default stream |
 //! | other positive | a `CUstream` handle |
@@ -60,20 +60,15 @@ impl StreamValue {
     /// use stridekit::stream::StreamValue;
     /// assert_eq!(StreamValue::decode(-1)?, StreamValue::NoSync);
     /// assert_eq!(StreamValue::decode(1)?, StreamValue::LegacyDefault);
-    /// assert!(StreamValue::decode(0).is_err());
+    /// assert_eq!(StreamValue::decode(0)?, StreamValue::LegacyDefault);
     /// # Ok::<(), stridekit::Error>(())
     /// ```
     pub fn decode(value: i64) -> Result<StreamValue> {
         const OP: &str = "StreamValue::decode";
         Ok(match value {
             -1 => StreamValue::NoSync,
-            0 => {
-                return Err(invalid(
-                    OP,
-                    "stream 0 is ambiguous (DLPack and the array API disallow it); give 1 for the legacy default stream, 2 for the per-thread default stream, or -1 for no ordering",
-                ))
-            }
-            1 => StreamValue::LegacyDefault,
+            // CUDA's NULL stream: the legacy default stream (as cuda.core's callers mean it).
+            0 | 1 => StreamValue::LegacyDefault,
             2 => StreamValue::PerThreadDefault,
             v if v < -1 => {
                 return Err(invalid(
@@ -90,9 +85,17 @@ impl StreamValue {
         value.map_or(Ok(StreamValue::LegacyDefault), StreamValue::decode)
     }
 
-    /// The CUDA Array Interface's `stream` entry: absent means no ordering is needed.
+    /// The CUDA Array Interface's `stream` entry: absent means no ordering is needed; 0
+    /// is refused, as the interface (version 3) disallows it in a producer's dictionary.
     pub fn from_cuda_array_interface(value: Option<i64>) -> Result<StreamValue> {
-        value.map_or(Ok(StreamValue::NoSync), StreamValue::decode)
+        match value {
+            None => Ok(StreamValue::NoSync),
+            Some(0) => Err(invalid(
+                "StreamValue::from_cuda_array_interface",
+                "the interface's stream is 0, which the CUDA Array Interface disallows (1 names the legacy default stream)",
+            )),
+            Some(v) => StreamValue::decode(v),
+        }
     }
 
     /// The stream of a value that names no handle; `device` says whose default streams.
@@ -251,8 +254,7 @@ mod tests {
             StreamValue::decode(0x7f00).unwrap(),
             StreamValue::Handle(0x7f00)
         );
-        let e = StreamValue::decode(0).unwrap_err().to_string();
-        assert!(e.contains("stream 0 is ambiguous"), "{e}");
+        assert_eq!(StreamValue::decode(0).unwrap(), StreamValue::LegacyDefault);
         assert!(StreamValue::decode(-5).is_err());
         assert_eq!(
             StreamValue::from_dlpack_arg(None).unwrap(),

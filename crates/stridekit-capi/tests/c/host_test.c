@@ -52,8 +52,8 @@ static void fields_and_copies(void) {
     EXPECT(sk_view_from_ptr((uintptr_t)b, 2, shape, fstrides, 4, I32, false, &one, count_release, &dst), SK_OK);
     CHECK(!dst.readonly);
     EXPECT(sk_view_copy(&dst, &src, (uintptr_t)-1, -1), SK_OK);
-    /* Stream 0 is ambiguous under the one rule for stream values: refused. */
-    EXPECT(sk_view_copy(&dst, &src, 0, -1), SK_ERR_INVALID);
+    /* Stream 0 is CUDA's NULL stream, the legacy default stream: as 1 does. */
+    EXPECT(sk_view_copy(&dst, &src, 0, -1), sk_view_copy(&dst, &src, 1, -1));
     {
         /* Copies never reinterpret: int32 into float32 is refused, unless the bits are asked for. */
         static const DLDataType F32 = {kDLFloat, 32, 1};
