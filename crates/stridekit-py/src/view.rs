@@ -515,6 +515,12 @@ impl PyView {
                 "stridekit exports without copying; copy=True is not supported",
             ));
         }
+        if self.view.dtype().is_none() {
+            // As cuda.core: DLPack describes typed elements.
+            return Err(PyBufferError::new_err(
+                "the view has no dtype, and a DLPack tensor needs one: give it one with view(dtype=...) first (__array_interface__ and __cuda_array_interface__ export its bytes)",
+            ));
+        }
         let r = self.read();
         if let Some(d) = dl_device {
             if d != kind_device(&r) {

@@ -326,6 +326,9 @@ def test_views_without_a_dtype_leave_as_their_bytes() -> None:
     assert v.__array_interface__["typestr"] == "|V6"
     out = np.asarray(v)
     assert out.dtype == np.dtype("V6") and out.tobytes() == rec.tobytes()
+    # DLPack needs a dtype: BufferError, as cuda.core raises.
+    with pytest.raises(BufferError, match="no dtype"):
+        v.__dlpack__()
 
 
 def test_host_views_have_no_cuda_array_interface() -> None:
