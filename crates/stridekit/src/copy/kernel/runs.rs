@@ -141,9 +141,6 @@ pub(super) fn channels(
     src_bounds: (u64, u64),
     stream: &Arc<CudaStream>,
 ) -> Result<bool> {
-    if pmax(plan.ndim().max(1)) != SMALLD {
-        return Ok(false);
-    }
     let ndim = plan.ndim().max(1);
     let isz = plan.itemsize as u64;
     // Deinterleaving when the source's unit-stride axis holds the channels.
@@ -186,9 +183,6 @@ pub(super) fn reversed(
     src_bounds: (u64, u64),
     stream: &Arc<CudaStream>,
 ) -> Result<bool> {
-    if pmax(plan.ndim().max(1)) != SMALLD {
-        return Ok(false);
-    }
     let isz = plan.itemsize as u64;
     let (ch, px) = (plan.shape[channels] as u64, plan.shape[pixels] as u64);
     let batches = plan.volume as u64 / (ch * px);
