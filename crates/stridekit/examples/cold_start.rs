@@ -1,6 +1,7 @@
 //! A fresh process's first copies, and the host time of small copies:
 //! `cargo run --release --example cold_start` on a GPU machine. Run it twice with the
-//! same `STRIDEKIT_KERNEL_CACHE` directory (cold, then warm) and once with it `off`.
+//! same `STRIDEKIT_KERNEL_CACHE` directory (cold, then warm) and once with it `off`;
+//! `cold_start u8` makes the byte transpose the first copy.
 
 use std::time::Instant;
 use stridekit::cudarc::driver::PushKernelArg;
@@ -67,6 +68,11 @@ fn main() -> R<()> {
             StridedLayout::dense(&[64, 64, 64], 2, Order::F)?,
         ),
     ];
+    let mut cases = cases;
+    if std::env::args().nth(1).as_deref() == Some("u8") {
+        // `cold_start u8`: the process's first copy is the byte transpose.
+        cases.swap(0, 1);
+    }
     for (name, sl, dl) in &cases {
         let t = Instant::now();
         {

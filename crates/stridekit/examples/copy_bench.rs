@@ -1,51 +1,32 @@
 //! Strided copy benchmark: `cargo run --release --example copy_bench` on a GPU machine.
 //!
-//! Prints, per case, the bytes moved (read + written), the median time of 20 runs timed
-//! with CUDA events, the bandwidth, and the ratio to a contiguous device memcpy of 1 GiB
-//! measured in the same run (host transfers: to the contiguous transfer of the same size).
-//! Device cases also get their efficiency against two rooflines at that memcpy's rate:
+//! Prints, per case, the bytes moved (read + written), the median device time of 20 runs
+//! (`examples/common/timing.rs`: each run queued behind an L2-evicting read pass, so the
+//! host's work never shows as idle GPU time), the host time of the call, the bandwidth,
+//! and the ratio to a contiguous device memcpy of 1 GiB measured in the same run (host
+//! transfers: timed alone, against the contiguous transfer of the same size). Device
+//! cases also get their efficiency against two rooflines at that memcpy's rate:
 //! "sectors", the sector-exact one (the 32-byte sectors the reads touch, each written
 //! sector, and a partially written sector twice: DRAM reads, merges and writes it back),
-//! the primary figure; and "bytes", the sectors read plus the bytes written. Given a path
-//! (`copy_bench traffic.jsonl`), it writes each case's sector-exact traffic there, for
-//! `bench/compare.py` to rate PyTorch and CuPy on the same roofline.
+//! the primary figure; "alone", the same ratio for the copy timed alone on an idle GPU
+//! (host planning and launch included); and "bytes", the sectors read plus the bytes
+//! written. Given a path (`copy_bench traffic.jsonl`), it writes each case's sector-exact
+//! traffic there, for `bench/compare.py` to rate PyTorch and CuPy on the same roofline.
+//! `--only SUBSTRING` keeps the cases whose name holds it; `--profile` runs each kept
+//! case's copy once and nothing else, for Nsight Compute (`bench/profile.sh`).
 
 #[path = "common/roofline.rs"]
 mod roofline;
+#[path = "common/timing.rs"]
+mod timing;
 
 use std::sync::Arc;
-use stridekit::cudarc::driver::sys::CUevent_flags;
 use stridekit::{
     s, Buffer, CudaStream, Device, DeviceMemoryResource, HostMemoryResource, MemoryResource, Order,
     PinnedMemoryResource, StridedLayout, StridedMemoryView, StridedMemoryViewMut,
 };
 
 type R<T> = Result<T, stridekit::Error>;
-
-fn time_ms(stream: &Arc<CudaStream>, mut f: impl FnMut() -> R<()>) -> R<f64> {
-    for _ in 0..3 {
-        f()?;
-    }
-    let ev = |s: &Arc<CudaStream>| {
-        s.record_event(Some(CUevent_flags::CU_EVENT_DEFAULT))
-            .map_err(|e| stridekit::Error::Invalid {
-                op: "bench",
-                rule: e.to_string(),
-            })
-    };
-    let mut times = vec![];
-    for _ in 0..20 {
-        let a = ev(stream)?;
-        f()?;
-        let b = ev(stream)?;
-        times.push(a.elapsed_ms(&b).map_err(|e| stridekit::Error::Invalid {
-            op: "bench",
-            rule: e.to_string(),
-        })? as f64);
-    }
-    times.sort_by(|a, b| a.total_cmp(b));
-    Ok(times[times.len() / 2])
-}
 
 struct Case {
     name: String,
@@ -84,17 +65,23 @@ fn main() -> R<()> {
         b.fill(0x5A, &stream)?;
         Ok(b)
     };
+    let args = Args::parse();
+    let timer = timing::Timer::new(&dev, &stream)?;
     // Ceiling: contiguous device-to-device memcpy of 1 GiB.
-    let gib = dense(&[1 << 28], 4);
-    let (a, mut b) = (alloc(false, false, &gib)?, alloc(false, false, &gib)?);
-    let memcpy_ms = {
-        let src = StridedMemoryView::from_buffer(&a, gib.clone(), None)?;
-        let mut dst = StridedMemoryViewMut::from_buffer_mut(&mut b, gib.clone(), None)?;
-        time_ms(&stream, || dst.copy_from(&src, Some(&stream)))?
+    let memcpy_gbs = if args.profile {
+        0.0
+    } else {
+        let gib = dense(&[1 << 28], 4);
+        let (a, mut b) = (alloc(false, false, &gib)?, alloc(false, false, &gib)?);
+        let ms = {
+            let src = StridedMemoryView::from_buffer(&a, gib.clone(), None)?;
+            let mut dst = StridedMemoryViewMut::from_buffer_mut(&mut b, gib.clone(), None)?;
+            timer.device(20, || dst.copy_from(&src, Some(&stream)))?.ms
+        };
+        let gbs = 2.0 * (1u64 << 30) as f64 / ms / 1e6;
+        println!("contiguous device memcpy: {gbs:.0} GB/s (read + write)\n");
+        gbs
     };
-    let memcpy_gbs = 2.0 * (1u64 << 30) as f64 / memcpy_ms / 1e6;
-    println!("contiguous device memcpy: {memcpy_gbs:.0} GB/s (read + write)\n");
-    drop((a, b));
 
     let mut cases = vec![];
     for isz in [1usize, 2, 4, 8] {
@@ -345,9 +332,40 @@ fn main() -> R<()> {
         pageable: true,
     });
 
+    cases.retain(|c| {
+        args.only
+            .as_ref()
+            .is_none_or(|o| c.name.contains(o.as_str()))
+    });
+    if args.profile {
+        // One copy per case and nothing else on the GPU: for `ncu`, which profiles every
+        // kernel of the process (fills are memsets, not kernels).
+        for c in &cases {
+            let sbuf = alloc(c.src_host, c.pageable, &c.src)?;
+            let mut dbuf = alloc(c.dst_host, c.pageable, &c.dst)?;
+            let src = StridedMemoryView::from_buffer(&sbuf, c.src.clone(), None)?;
+            let mut dst = StridedMemoryViewMut::from_buffer_mut(&mut dbuf, c.dst.clone(), None)?;
+            dst.copy_from(&src, Some(&stream))?;
+            stream
+                .synchronize()
+                .map_err(|e| stridekit::Error::Invalid {
+                    op: "bench",
+                    rule: e.to_string(),
+                })?;
+            println!("profiled: {}", c.name);
+        }
+        if args
+            .only
+            .as_ref()
+            .is_some_and(|o| OVERLAP.contains(o.as_str()))
+        {
+            overlap_case(&mr, &stream, &timer, 0.0, true)?;
+        }
+        return Ok(());
+    }
     println!(
-        "{:<58} {:>10} {:>10} {:>9} {:>8} {:>9} {:>9}",
-        "case", "MB moved", "time ms", "GB/s", "ratio", "sectors", "bytes"
+        "{:<58} {:>9} {:>9} {:>9} {:>8} {:>7} {:>8} {:>7} {:>7}",
+        "case", "MB moved", "time ms", "host us", "GB/s", "ratio", "sectors", "alone", "bytes"
     );
     // Each case's sector-exact traffic, for bench/compare.py to rate PyTorch and CuPy on.
     let mut traffic_lines = String::new();
@@ -355,25 +373,31 @@ fn main() -> R<()> {
         let sbuf = alloc(c.src_host, c.pageable, &c.src)?;
         let mut dbuf = alloc(c.dst_host, c.pageable, &c.dst)?;
         let moved = 2 * c.dst.volume() * c.dst.itemsize();
-        let base_gbs = if c.src_host || c.dst_host {
+        let host_side = c.src_host || c.dst_host;
+        let base_gbs = if host_side {
             // The contiguous transfer of the same bytes, same direction.
             let flat = dense(&[c.dst.volume() as i64], c.dst.itemsize());
             let src = StridedMemoryView::from_buffer(&sbuf, flat.clone(), None)?;
             let mut dst = StridedMemoryViewMut::from_buffer_mut(&mut dbuf, flat, None)?;
-            let ms = time_ms(&stream, || dst.copy_from(&src, Some(&stream)))?;
+            let ms = timer.alone(20, || dst.copy_from(&src, Some(&stream)))?;
             moved as f64 / ms / 1e6
         } else {
             memcpy_gbs
         };
         let src = StridedMemoryView::from_buffer(&sbuf, c.src.clone(), None)?;
         let mut dst = StridedMemoryViewMut::from_buffer_mut(&mut dbuf, c.dst.clone(), None)?;
-        let ms = time_ms(&stream, || dst.copy_from(&src, Some(&stream)))?;
+        let t = timer.device(20, || dst.copy_from(&src, Some(&stream)))?;
+        // Transfers over PCIe and CPU staging are timed alone: their host work is part of
+        // the copy.
+        let alone = timer.alone(20, || dst.copy_from(&src, Some(&stream)))?;
+        let ms = if host_side { alone } else { t.ms };
         let gbs = moved as f64 / ms / 1e6;
         // Efficiency against the sector-exact roofline (sectors read, sectors written,
         // partially written ones twice) and against the bytes-only one (sectors read plus
-        // bytes written), at the ceiling's rate (device cases only).
-        let (sectors, bytes) = if c.src_host || c.dst_host {
-            ("-".to_string(), "-".to_string())
+        // bytes written), at the ceiling's rate (device cases only); "alone": the
+        // sector-exact ratio of the copy timed alone on an idle GPU.
+        let (sectors, alone_txt, bytes) = if host_side {
+            ("-".to_string(), "-".to_string(), "-".to_string())
         } else {
             let exact = roofline::sector_exact_traffic(&c.src, &c.dst);
             traffic_lines.push_str(&format!(
@@ -383,6 +407,7 @@ fn main() -> R<()> {
             ));
             (
                 format!("{:.2}", exact as f64 / base_gbs / 1e6 / ms),
+                format!("{:.2}", exact as f64 / base_gbs / 1e6 / alone),
                 format!(
                     "{:.2}",
                     roofline::traffic(&c.src) as f64 / base_gbs / 1e6 / ms
@@ -390,21 +415,110 @@ fn main() -> R<()> {
             )
         };
         println!(
-            "{:<58} {:>10.1} {:>10.3} {:>9.0} {:>8.2} {:>9} {:>9}",
+            "{:<58} {:>9.1} {:>9.3} {:>9.1} {:>8.0} {:>7.2} {:>8} {:>7} {:>7}",
             c.name,
             moved as f64 / 1e6,
             ms,
+            t.host_us,
             gbs,
             gbs / base_gbs,
             sectors,
+            alone_txt,
             bytes
         );
     }
-    if let Some(path) = std::env::args().nth(1) {
+    if args
+        .only
+        .as_ref()
+        .is_none_or(|o| OVERLAP.contains(o.as_str()))
+    {
+        let exact = overlap_case(&mr, &stream, &timer, memcpy_gbs, false)?;
+        traffic_lines.push_str(&format!(
+            "{{\"case\":{OVERLAP:?},\"sector_traffic\":{exact},\"bytes_traffic\":{exact}}}\n"
+        ));
+    }
+    if let Some(path) = args.traffic {
         if let Err(e) = std::fs::write(&path, traffic_lines) {
             eprintln!("copy_bench: cannot write {path}: {e}");
             std::process::exit(1);
         }
     }
     Ok(())
+}
+
+const OVERLAP: &str = "overlapping x[:, 1:] = x[:, :-1] (8192,8192) f32";
+
+/// `x[:, 1:] = x[:, :-1]`: source and destination share one buffer.
+fn overlap_case(
+    mr: &DeviceMemoryResource,
+    stream: &Arc<CudaStream>,
+    timer: &timing::Timer,
+    memcpy_gbs: f64,
+    profile: bool,
+) -> R<u64> {
+    let x = dense(&[8192, 8192], 4);
+    let (sl, dl) = (x.sliced(s![.., ..8191])?, x.sliced(s![.., 1..])?);
+    let mut b = mr.allocate(x.required_size_in_bytes()?, stream)?;
+    b.fill(0x5A, stream)?;
+    let (ptr, size) = (b.ptr(), b.size());
+    // SAFETY: both views cover `b`, which outlives them; they overlap on purpose (a copy
+    // reads as if the source were copied first) and nothing else uses `b` meanwhile.
+    let src = unsafe { StridedMemoryView::from_foreign(ptr, size, sl.clone(), None, ()) }?;
+    // SAFETY: as above.
+    let mut dst =
+        unsafe { StridedMemoryViewMut::from_foreign_mut(ptr, size, dl.clone(), None, ()) }?;
+    if profile {
+        dst.copy_from(&src, Some(stream))?;
+        stream
+            .synchronize()
+            .map_err(|e| stridekit::Error::Invalid {
+                op: "bench",
+                rule: e.to_string(),
+            })?;
+        return Ok(0);
+    }
+    let moved = 2 * sl.volume() * 4;
+    let t = timer.device(20, || dst.copy_from(&src, Some(stream)))?;
+    let alone = timer.alone(20, || dst.copy_from(&src, Some(stream)))?;
+    let exact = roofline::sector_exact_traffic(&sl, &dl);
+    let gbs = moved as f64 / t.ms / 1e6;
+    println!(
+        "{:<58} {:>9.1} {:>9.3} {:>9.1} {:>8.0} {:>7.2} {:>8.2} {:>7.2} {:>7}",
+        OVERLAP,
+        moved as f64 / 1e6,
+        t.ms,
+        t.host_us,
+        gbs,
+        gbs / memcpy_gbs,
+        exact as f64 / memcpy_gbs / 1e6 / t.ms,
+        exact as f64 / memcpy_gbs / 1e6 / alone,
+        "-"
+    );
+    Ok(exact)
+}
+
+/// `copy_bench [traffic.jsonl] [--only SUBSTRING] [--profile]`.
+struct Args {
+    traffic: Option<String>,
+    only: Option<String>,
+    profile: bool,
+}
+
+impl Args {
+    fn parse() -> Self {
+        let mut a = Args {
+            traffic: None,
+            only: None,
+            profile: false,
+        };
+        let mut it = std::env::args().skip(1);
+        while let Some(x) = it.next() {
+            match x.as_str() {
+                "--only" => a.only = it.next(),
+                "--profile" => a.profile = true,
+                _ => a.traffic = Some(x),
+            }
+        }
+        a
+    }
 }

@@ -4,18 +4,16 @@
 //! lines, for `bench/random_compare.py` to time PyTorch on the same layouts.
 //!
 //! Each case is checked byte for byte (gaps of the destination included) against a host
-//! reference, then timed (median of 5, CUDA events). Its roofline is the DRAM traffic it
+//! reference, then timed (median of 5 device times, `examples/common/timing.rs`). Its roofline is the DRAM traffic it
 //! cannot avoid - the 32-byte sectors its reads touch (counted row by row along the
 //! source's smallest stride, capped by the source's span; broadcast axes read once) plus
 //! the bytes it writes - moved at the bandwidth of a contiguous 1 GiB copy measured in
 //! the same run. Efficiency = roofline time / measured time. Prints every case, then the
 //! median, the 10th percentile and the ten worst.
 
-use std::sync::Arc;
-use stridekit::cudarc::driver::sys::CUevent_flags;
 use stridekit::cudarc::driver::{LaunchConfig, PushKernelArg};
 use stridekit::{
-    CopyPlan, CudaStream, Device, DeviceMemoryResource, MemoryResource, Order, StridedLayout,
+    CopyPlan, Device, DeviceMemoryResource, MemoryResource, Order, StridedLayout,
     StridedMemoryView, StridedMemoryViewMut,
 };
 
@@ -32,6 +30,8 @@ fn err(e: impl std::fmt::Display) -> stridekit::Error {
 mod random_set;
 #[path = "common/roofline.rs"]
 mod roofline;
+#[path = "common/timing.rs"]
+mod timing;
 
 /// The byte at offset `o` of the source pattern (what the fill kernel writes).
 fn pattern(o: u64) -> u8 {
@@ -78,23 +78,6 @@ fn steps(plan: &CopyPlan, dptr: u64, sptr: u64) -> String {
         .join("+")
 }
 
-fn time_ms(stream: &Arc<CudaStream>, reps: usize, mut f: impl FnMut() -> R<()>) -> R<f64> {
-    f()?;
-    let mut t = vec![];
-    for _ in 0..reps {
-        let a = stream
-            .record_event(Some(CUevent_flags::CU_EVENT_DEFAULT))
-            .map_err(err)?;
-        f()?;
-        let b = stream
-            .record_event(Some(CUevent_flags::CU_EVENT_DEFAULT))
-            .map_err(err)?;
-        t.push(a.elapsed_ms(&b).map_err(err)? as f64);
-    }
-    t.sort_by(|x, y| x.total_cmp(y));
-    Ok(t[t.len() / 2])
-}
-
 fn main() -> R<()> {
     if !stridekit::cuda_available() {
         println!("random_bench needs a CUDA device");
@@ -107,6 +90,7 @@ fn main() -> R<()> {
     let dev = Device::open(0)?;
     let stream = dev.new_stream()?;
     let mr = DeviceMemoryResource::new(&dev)?;
+    let timer = timing::Timer::new(&dev, &stream)?;
     let fill = dev
         .compile_module("random_bench_fill", FILL)?
         .load_function("fill")
@@ -118,7 +102,7 @@ fn main() -> R<()> {
     let ceiling_ms = {
         let src = StridedMemoryView::from_buffer(&a, flat.clone(), None)?;
         let mut dst = StridedMemoryViewMut::from_buffer_mut(&mut b, flat.clone(), None)?;
-        time_ms(&stream, 10, || dst.copy_from(&src, Some(&stream)))?
+        timer.device(10, || dst.copy_from(&src, Some(&stream)))?.ms
     };
     drop((a, b));
     let bw = 2.0 * gib as f64 / ceiling_ms / 1e6; // GB/s, read + write
@@ -140,11 +124,11 @@ fn main() -> R<()> {
                 StridedLayout::dense(&[n], 4, Order::C)?,
                 None,
             )?;
-            time_ms(&stream, 10, || dst.copy_from(&src, Some(&stream)))?
+            timer.device(10, || dst.copy_from(&src, Some(&stream)))?.ms
         };
         let gap_ms = {
             let mut dst = StridedMemoryViewMut::from_buffer_mut(&mut b, gaps, None)?;
-            time_ms(&stream, 10, || dst.copy_from(&src, Some(&stream)))?
+            timer.device(10, || dst.copy_from(&src, Some(&stream)))?.ms
         };
         println!(
             "partial sectors: 256 MiB f32 into every other element {gap_ms:.3} ms, densely {dense_ms:.3} ms ({:.2}x)",
@@ -218,7 +202,7 @@ fn main() -> R<()> {
         let ms = {
             let src = StridedMemoryView::from_buffer(&sbuf, sl.clone(), None)?;
             let mut dst = StridedMemoryViewMut::from_buffer_mut(&mut dbuf, dl.clone(), None)?;
-            time_ms(&stream, 5, || dst.copy_from(&src, Some(&stream)))?
+            timer.device(5, || dst.copy_from(&src, Some(&stream)))?.ms
         };
         let traffic = roofline::traffic(&sl);
         let eff = traffic as f64 / bw / 1e6 / ms;

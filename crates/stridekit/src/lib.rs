@@ -37,7 +37,7 @@ pub mod tma;
 mod typestr;
 pub mod view;
 
-pub use copy::CopyOptions;
+pub use copy::{release_copy_temporaries, CopyOptions, TEMPORARIES_KEPT_BYTES};
 pub use cudarc;
 pub use cudarc::driver::{CudaContext, CudaEvent, CudaStream};
 pub use device::Device;

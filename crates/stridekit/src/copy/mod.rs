@@ -18,13 +18,14 @@ pub(crate) mod host;
 mod kernel;
 mod operand;
 mod staged;
+mod temporaries;
+
+pub use temporaries::{release_copy_temporaries, KEEP_BYTES as TEMPORARIES_KEPT_BYTES};
 
 use crate::device::Device;
 use crate::error::{driver, invalid, Result};
 use crate::memory::{raw_copy, PendingWork, Region, Usage};
-use crate::memory::{
-    Buffer, DeviceMemoryResource, MemoryKind, MemoryResource, PinnedMemoryResource,
-};
+use crate::memory::{Buffer, MemoryKind, MemoryResource, PinnedMemoryResource};
 use cudarc::driver::CudaStream;
 pub(crate) use operand::Operand;
 use std::sync::Arc;
@@ -36,7 +37,9 @@ pub struct CopyOptions<'r> {
     /// Wait for the copy before returning. Default: device to device returns at once;
     /// copies that touch host memory always wait (the host side is borrowed).
     pub blocking: Option<bool>,
-    /// Where device temporaries come from; default: the device's default memory pool.
+    /// Where device temporaries come from; default: a pool of the device's own for copy
+    /// temporaries, which keeps up to 1 GiB of them between copies
+    /// ([`release_copy_temporaries`](crate::release_copy_temporaries) gives it back).
     /// What it hands back is checked (size, kind, device, alignment) before use: device
     /// memory of the stream's device, managed memory, or mapped page-locked host memory
     /// (kernels reach all three).
@@ -86,7 +89,7 @@ impl Ctx<'_, '_> {
             }
             None => {
                 let dev = Device::from_context(self.stream.context().clone());
-                DeviceMemoryResource::new(&dev)?.allocate(bytes, self.stream)
+                temporaries::pool(&dev)?.allocate(bytes, self.stream)
             }
         }
     }

@@ -58,6 +58,15 @@ pub(crate) unsafe fn pool_set_release_threshold(
     }
 }
 
+/// Releases a pool's idle memory beyond `keep` bytes to the system.
+///
+/// # Safety
+/// `pool` is a live pool.
+pub(crate) unsafe fn pool_trim_to(pool: sys::CUmemoryPool, keep: usize) -> sys::CUresult {
+    // SAFETY: the caller's promise.
+    unsafe { sys::cuMemPoolTrimTo(pool, keep) }
+}
+
 /// Gives (or takes away) device `accessor`'s read-write access to a pool's memory.
 ///
 /// # Safety

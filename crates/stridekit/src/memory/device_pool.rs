@@ -117,6 +117,17 @@ impl DeviceMemoryResource {
     pub fn device(&self) -> &Device {
         &self.pool.device
     }
+
+    /// Gives the pool's idle memory beyond `keep` bytes back to the system now
+    /// (`cuMemPoolTrimTo`); memory of live buffers is never released.
+    pub fn trim_to(&self, keep: usize) -> Result<()> {
+        const OP: &str = "DeviceMemoryResource::trim_to";
+        self.pool.device.bind(OP)?;
+        // SAFETY: a live pool (this resource holds it).
+        check(OP, "cuMemPoolTrimTo", unsafe {
+            dmem::pool_trim_to(self.pool.pool, keep)
+        })
+    }
 }
 
 impl MemoryResource for DeviceMemoryResource {

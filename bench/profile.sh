@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# Nsight Compute profiles of copy_bench cases, on the GPU machine:
+#   bench/profile.sh OUTDIR "case name" ["case name" ...]
+# Each case runs alone (`copy_bench --profile --only NAME`: its copy once, nothing else on
+# the GPU) under ncu at the GPU's own clocks; one CSV per case lands in OUTDIR, and
+# `python3 bench/ncu_summary.py OUTDIR/*.csv` prints the table for BENCHMARKS.md.
+set -euo pipefail
+out=$1
+shift
+bin=${COPY_BENCH:-.gpu-build/examples/copy_bench}
+mkdir -p "$out"
+stalls=""
+for s in barrier long_scoreboard lg_throttle mio_throttle short_scoreboard drain membar wait \
+    math_pipe_throttle not_selected dispatch_stall no_instruction imc_miss branch_resolving \
+    tex_throttle; do
+    stalls+=",smsp__average_warps_issue_stalled_${s}_per_issue_active.ratio"
+done
+metrics="gpu__time_duration.sum,dram__bytes_read.sum,dram__bytes_write.sum"
+metrics+=",dram__throughput.avg.pct_of_peak_sustained_elapsed,sm__throughput.avg.pct_of_peak_sustained_elapsed"
+metrics+=",l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum,l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum"
+metrics+=",l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum,l1tex__t_requests_pipe_lsu_mem_global_op_st.sum"
+metrics+=",smsp__inst_executed.sum,sm__warps_active.avg.pct_of_peak_sustained_active"
+metrics+=",launch__registers_per_thread,launch__grid_size,launch__block_size"
+metrics+=",l1tex__data_bank_conflicts_pipe_lsu_mem_shared.sum${stalls}"
+for name in "$@"; do
+    slug=$(echo "$name" | tr -c 'A-Za-z0-9' '_' | cut -c1-80)
+    ncu --clock-control none --print-units base --csv --page raw --metrics "$metrics" \
+        "$bin" --profile --only "$name" > "$out/$slug.csv" 2> "$out/$slug.err" || {
+        echo "ncu failed for $name (see $out/$slug.err)"
+    }
+    echo "# case: $name" >> "$out/$slug.csv"
+done
