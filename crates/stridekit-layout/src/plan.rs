@@ -312,6 +312,49 @@ impl CopyPlan {
         (self.shape[p] >= 64).then_some((p, c))
     }
 
+    /// The same copy counted in bytes when both sides' last axis is contiguous and its
+    /// rows are long (128 bytes or more) but move in words of at most 4 bytes (rows that
+    /// start at different alignments): the run kernel moves such rows in 16-byte aligned
+    /// chunks, realigned with funnel shifts. The byte plan's last axis holds each row's
+    /// bytes; its other strides and offsets are in bytes. `None` when the rows do not
+    /// qualify or a byte count would overflow.
+    ///
+    /// ```
+    /// use stridekit_layout::{s, CopyPlan, Order, StridedLayout};
+    /// // `[3:, 5:]` of a 7000 x 7000 byte matrix into a dense one: rows start anywhere.
+    /// let src = StridedLayout::dense(&[7000, 7000], 1, Order::C)?.sliced(s![3.., 5..])?;
+    /// let dst = StridedLayout::dense(&[6997, 6995], 1, Order::C)?;
+    /// let rows = CopyPlan::new(&dst, &src)?.shifted_rows().unwrap();
+    /// assert_eq!(rows.shape.as_slice(), &[6997, 6995]);
+    /// # Ok::<(), stridekit_layout::LayoutError>(())
+    /// ```
+    pub fn shifted_rows(&self) -> Option<CopyPlan> {
+        let n = self.ndim();
+        if n == 0 || self.volume == 0 || self.itemsize > 4 {
+            return None;
+        }
+        let last = n - 1;
+        if self.dst_strides[last] != 1 || self.src_strides[last] != 1 {
+            return None;
+        }
+        let isz = i64::try_from(self.itemsize).ok()?;
+        let row = self.shape[last].checked_mul(isz)?;
+        if row < 128 {
+            return None;
+        }
+        let mut b = self.clone();
+        b.itemsize = 1;
+        b.shape[last] = row;
+        for k in 0..last {
+            b.src_strides[k] = self.src_strides[k].checked_mul(isz)?;
+            b.dst_strides[k] = self.dst_strides[k].checked_mul(isz)?;
+        }
+        b.src_offset = self.src_offset.checked_mul(isz)?;
+        b.dst_offset = self.dst_offset.checked_mul(isz)?;
+        b.volume = self.volume.checked_mul(self.itemsize)?;
+        Some(b)
+    }
+
     /// Bytes per word of a tiled transpose over axes `a` (source-contiguous) and `l`
     /// (destination-contiguous), given the two base addresses: 4 for 1- and 2-byte
     /// elements, 8 for 4-byte ones, when both bases (with their offsets) and every stride

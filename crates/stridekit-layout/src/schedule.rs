@@ -9,6 +9,7 @@
 //! | empty | no elements | none | nothing |
 //! | contiguous | one gap-free run on both sides | [`CopyStep::Memcpy`] | `cuMemcpyAsync` |
 //! | reversed channels | 1- and 2-byte elements; dense pixels on both sides, 2 to 16 channels with stride -1 in the source ([`CopyPlan::reversed_channel_axes`]) | [`CopyStep::ReversedChannels`] | the pixels as one run of aligned 16-byte chunks in and out, every pixel's channels reversed in registers |
+//! | shifted rows | both sides' last axis contiguous, rows of 128 bytes or more that no word wider than 4 bytes keeps aligned on both sides ([`CopyPlan::shifted_rows`]) | [`CopyStep::Rows`] | each row as runs of aligned 16-byte chunks in and out, realigned with funnel shifts in shared memory |
 //! | shared fast axis | the source's fast axis is the destination's fastest axis along which the source moves (broadcast axes skipped) and long (>= 32 elements or 64 bytes); or the source spans a quarter of the elements or less (a broadcast: reads come from cache) | [`CopyStep::Elementwise`] | one thread per element (widened to 16-, 8-, 4- or 2-byte words when both inner runs allow), coalesced on both sides, several loads in flight per thread |
 //! | batched small matrices | 1- and 2-byte elements; `(B, m, n) -> (B, n, m)` with both sides dense, `m` and `n` 2 to 64 ([`CopyPlan::small_matrix_axes`]) | [`CopyStep::SmallMatrices`] | many matrices a tile: the batch as one run of aligned 16-byte chunks in and out, destination words gathered from shared memory with compile-time extents |
 //! | transpose of two long axes | the source's fast axis and the destination's differ, both at least a tile side (32 words; 1- and 2-byte elements in 4-byte words where those stay aligned) | [`CopyStep::Transpose`] | 32 x 32 word tiles through shared memory, all of a thread's loads in flight at once; bytes whose rows start anywhere (no aligned 4-byte words): the packed transpose (16-byte aligned chunks in and out, realigned with funnel shifts, 4 x 4 byte blocks transposed in registers) |
@@ -66,6 +67,13 @@ pub enum CopyStep {
         a: usize,
         /// The destination's unit-stride axis (the last).
         l: usize,
+    },
+    /// Rows contiguous on both sides that start at different alignments, counted in
+    /// bytes ([`CopyPlan::shifted_rows`]): each row moves as runs of 16-byte aligned
+    /// chunks, realigned with funnel shifts; other axes are batches.
+    Rows {
+        /// The copy in bytes (itemsize 1).
+        plan: CopyPlan,
     },
     /// Every pixel's channels reversed (RGB -> BGR), 1- or 2-byte elements
     /// ([`CopyPlan::reversed_channel_axes`]); other axes are batches.
@@ -175,6 +183,10 @@ fn classify(
             pixels,
             channels,
         });
+        return;
+    }
+    if let Some(bytes) = p.shifted_rows() {
+        out.push(CopyStep::Rows { plan: bytes });
         return;
     }
     let long = |k: usize| p.shape[k] >= 32 || p.shape[k] as usize * p.itemsize >= 64;

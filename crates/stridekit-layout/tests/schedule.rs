@@ -134,6 +134,7 @@ fn check(
             | CopyStep::Transpose { plan: p, .. }
             | CopyStep::Channels { plan: p, .. }
             | CopyStep::ReversedChannels { plan: p, .. }
+            | CopyStep::Rows { plan: p }
             | CopyStep::SmallMatrices { plan: p, .. } => plan_pairs(p, &mut got)?,
             CopyStep::Tiled(t) => tile_pairs(t, dptr, sptr, &mut got)?,
         }
@@ -237,10 +238,34 @@ fn classes_pick_the_expected_kernels() {
                     CopyStep::Tiled(_) => "tiled",
                     CopyStep::Channels { .. } => "channels",
                     CopyStep::ReversedChannels { .. } => "reversed",
+                    CopyStep::Rows { .. } => "rows",
                     CopyStep::SmallMatrices { .. } => "matrices",
                 })
                 .collect()
         };
+    // Rows that start at different alignments: the shifted-rows kernel, in bytes; the
+    // same rows aligned move in 16-byte words elementwise.
+    let big = c(&[64, 1001], 1);
+    let inner = big.sliced(stridekit_layout::s![.., 3..]).expect("slice");
+    assert_eq!(kinds(&c(&[64, 998], 1), &inner, 0, 0), ["rows"]);
+    let f16 = c(&[64, 1000], 2)
+        .sliced(stridekit_layout::s![.., 1..])
+        .expect("slice");
+    assert_eq!(kinds(&c(&[64, 999], 2), &f16, 0, 0), ["rows"]);
+    let aligned = c(&[64, 1024], 4)
+        .sliced(stridekit_layout::s![.., 4..])
+        .expect("slice");
+    assert_eq!(
+        kinds(
+            &c(&[64, 1024], 4)
+                .sliced(stridekit_layout::s![.., ..1020])
+                .expect("slice"),
+            &aligned,
+            0,
+            0
+        ),
+        ["elementwise"]
+    );
     let a = c(&[64, 96], 4);
     assert_eq!(kinds(&a, &a, 0, 0), ["memcpy"]);
     // f32 transpose of two long axes: the 32 x 32 tile kernel.

@@ -74,6 +74,7 @@ fn kind(s: &CopyStep) -> &'static str {
         CopyStep::Tiled(_) => "tiled",
         CopyStep::Channels { .. } => "channels",
         CopyStep::ReversedChannels { .. } => "reversed",
+        CopyStep::Rows { .. } => "rows",
         CopyStep::SmallMatrices { .. } => "matrices",
     }
 }
@@ -161,7 +162,7 @@ fn named_cases() -> Vec<Named> {
             "f16 [1:, 1:] (misaligned)",
             c(&[1025, 1027], 2).sliced(s![1.., 1..]).unwrap(),
             c(&[1024, 1026], 2),
-            "elementwise",
+            "rows",
         ),
         (
             "both sides strided",
@@ -524,6 +525,59 @@ fn reversed_channels_are_exact_at_every_start_alignment() {
         x.check(&src, &c(&[4, 37, 41, 3], isz));
     }
     x.assert_all("channel reversals");
+}
+
+/// Rows of `row` elements starting `s` elements into a parent with an odd pitch, into rows
+/// starting `d` elements into another: both sides' rows contiguous, at any alignment.
+fn rows_case(isz: usize, rows: i64, row: i64, s: i64, d: i64) -> (StridedLayout, StridedLayout) {
+    let src = c(&[rows, row + 16 + 7], isz)
+        .sliced(s![.., s..s + row])
+        .unwrap();
+    let dst = c(&[rows, row + 16 + 3], isz)
+        .sliced(s![.., d..d + row])
+        .unwrap();
+    (src, dst)
+}
+
+#[test]
+fn shifted_rows_are_scheduled_as_rows() {
+    for isz in [1usize, 2, 4] {
+        let (src, dst) = rows_case(isz, 5, 1000, 1, 2);
+        let steps = CopyPlan::new(&dst, &src)
+            .unwrap()
+            .schedule(1 << 20, 1 << 20);
+        assert_eq!(kind(&steps[0]), "rows", "{src} -> {dst}: {steps:?}");
+    }
+}
+
+#[test]
+#[ignore = "needs a CUDA device"]
+fn shifted_rows_are_exact_at_every_start_alignment() {
+    let mut x = Exact::new();
+    for isz in [1usize, 2, 4] {
+        let per = 16 / isz as i64;
+        for s in 0..per {
+            let d = (s * 7 + 3) % per;
+            // Rows of one partial tile, of exactly one 8 KiB tile and one byte more,
+            // and of several tiles.
+            for row in [129 / isz as i64 + 1, 8192 / isz as i64, 8193, 20001] {
+                let (src, dst) = rows_case(isz, 3, row, s, d);
+                x.check(&src, &dst);
+            }
+        }
+        // Rows in a batch of batches, a broadcast source and a flipped row order.
+        let src = c(&[4, 5, 1000], isz).sliced(s![.., .., 1..]).unwrap();
+        x.check(&src, &c(&[4, 5, 999], isz));
+        let src = c(&[1, 1001], isz)
+            .sliced(s![.., 1..])
+            .unwrap()
+            .broadcast_to(&[6, 1000])
+            .unwrap();
+        x.check(&src, &c(&[6, 1000], isz));
+        let src = c(&[7, 1001], isz).sliced(s![..;-1, 1..]).unwrap();
+        x.check(&src, &c(&[7, 1000], isz));
+    }
+    x.assert_all("shifted rows");
 }
 
 #[test]

@@ -10,6 +10,7 @@
 //! | `Tiled` | `tile_copy.cu`: tiles over several axes, tables in shared memory, words |
 //! | `SmallMatrices` | `small_matrices.cu`: whole matrices a tile, one run in and out, compile-time extents |
 //! | `ReversedChannels` | `channel_reverse.cu`: pixels in and out as runs of aligned chunks, channels reversed in registers |
+//! | `Rows` | `channel_reverse.cu` with one channel of bytes: each row in and out as runs of aligned chunks, realigned in shared memory |
 //! | `Channels` | `channel_transpose.cu` (deinterleaving: pixels in, planes out) and `channel_interleave.cu` (planes in, pixels out), over the aligned-chunk runs of `channel_runs.cu` |
 
 mod generic;
@@ -331,6 +332,11 @@ fn launch_steps(
                     generic::launch(p, dst, src, stream)?;
                 }
             }
+            CopyStep::Rows { plan: p } => {
+                if !runs::rows(p, dst, src, src_bounds, stream)? {
+                    generic::launch(p, dst, src, stream)?;
+                }
+            }
             CopyStep::ReversedChannels {
                 plan: p,
                 pixels,
@@ -395,6 +401,8 @@ mod tests {
                     variants.push((isz, Variant::Channels { ndim: 3, ch, sl }));
                 }
             }
+            variants.push((1, Variant::Reverse { ndim: 2, ch: 1 }));
+            variants.push((1, Variant::Reverse { ndim: 9, ch: 1 }));
             for ch in 2..=16 {
                 variants.push((isz, Variant::Interleave { ndim: 3, ch }));
                 variants.push((isz, Variant::Reverse { ndim: 3, ch }));

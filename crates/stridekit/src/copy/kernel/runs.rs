@@ -1,6 +1,6 @@
 //! The kernels that move tiles as runs of 16-byte aligned chunks, whatever the alignment
 //! of either side: the packed byte transpose, the channel kernels (deinterleave,
-//! interleave, reversed channels) and batches of small matrices. They share one launch:
+//! interleave, reversed channels), shifted rows and batches of small matrices. They share one launch:
 //! a persistent grid of the blocks that fit at once, and one parameter list.
 
 use super::params::{pmax, Params, MAXD, SMALLD};
@@ -21,7 +21,9 @@ pub(super) fn packs(itemsize: usize, word: usize) -> bool {
 
 /// Bytes per channel (or per plane) of a channel kernel's tile, as the kernels' RUN.
 fn channel_run(ch: u64) -> u64 {
-    if ch <= 4 {
+    if ch == 1 {
+        8192
+    } else if ch <= 4 {
         4096
     } else {
         16384 / ch / 16 * 16
@@ -193,6 +195,32 @@ pub(super) fn reversed(
         },
         count: px.div_ceil(channel_run(ch) / isz).checked_mul(batches),
         axes: (pixels, channels),
+        batches,
+    };
+    launch_tiles(plan, t, (dst, src), src_bounds, stream)
+}
+
+/// Rows contiguous on both sides, in bytes ([`CopyPlan::shifted_rows`]): the reversed-
+/// channel kernel with one channel of bytes, tiles of 8 KiB of a row.
+pub(super) fn rows(
+    plan: &CopyPlan,
+    dst: u64,
+    src: u64,
+    src_bounds: (u64, u64),
+    stream: &Arc<CudaStream>,
+) -> Result<bool> {
+    let Some(last) = plan.ndim().checked_sub(1) else {
+        return Ok(false);
+    };
+    let row = plan.shape[last] as u64;
+    let batches = plan.volume as u64 / row.max(1);
+    let t = Tiles {
+        variant: Variant::Reverse {
+            ndim: plan.ndim(),
+            ch: 1,
+        },
+        count: row.div_ceil(channel_run(1)).checked_mul(batches),
+        axes: (last, last),
         batches,
     };
     launch_tiles(plan, t, (dst, src), src_bounds, stream)

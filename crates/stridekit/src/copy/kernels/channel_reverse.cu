@@ -2,6 +2,10 @@
 // elements. Compiled with ELEM, EB (1 or 2), CH (channels, 2..16), NDIM and PMAX defined
 // before the prelude; `load_run` and `store_run` come from channel_runs.cu.
 //
+// With CH 1 and EB 1 it is the shifted-rows copy: each row's bytes in and out as runs of
+// aligned chunks, realigned in shared memory (`px_axis` and `ch_axis` are then the same
+// axis, the rows).
+//
 // Axis `p` (pixels) is CH elements apart on both sides, axis `c` (channels) has stride
 // -1 in the source and 1 in the destination; other axes are batches. A tile is P pixels:
 // their source bytes arrive as one run of 16-byte aligned chunks (from the tile's lowest
@@ -9,7 +13,7 @@
 // reverses every pixel's channels in registers and writes CH words; the destination's
 // P * CH elements leave as one run of aligned chunks.
 #define K (4 / EB)
-#define RUN (CH <= 4 ? 4096 : (16384 / CH) / 16 * 16)  // bytes per channel of a tile
+#define RUN (CH == 1 ? 8192 : CH <= 4 ? 4096 : (16384 / CH) / 16 * 16)  // bytes per channel of a tile
 #define P (RUN / EB)                                   // pixels per tile
 #define BYTES (RUN * CH)                               // bytes of a tile
 
