@@ -144,6 +144,8 @@ fn main() -> R<()> {
     let mut results: Vec<(f64, String)> = vec![];
     let mut wrong = 0;
     let mut sector_effs: Vec<f64> = vec![];
+    // Per itemsize: sector-exact efficiency, device time and timed alone.
+    let mut by_itemsize: std::collections::BTreeMap<usize, Vec<(f64, f64)>> = Default::default();
     for case in 0..n_cases {
         let random_set::Case {
             src: sl,
@@ -202,10 +204,11 @@ fn main() -> R<()> {
         if !ok {
             wrong += 1;
         }
-        let ms = {
+        let (ms, alone_ms) = {
             let src = StridedMemoryView::from_buffer(&sbuf, sl.clone(), None)?;
             let mut dst = StridedMemoryViewMut::from_buffer_mut(&mut dbuf, dl.clone(), None)?;
-            timer.device(5, || dst.copy_from(&src, Some(&stream)))?.ms
+            let ms = timer.device(5, || dst.copy_from(&src, Some(&stream)))?.ms;
+            (ms, timer.alone(5, || dst.copy_from(&src, Some(&stream)))?)
         };
         let traffic = roofline::traffic(&sl);
         let eff = traffic as f64 / bw / 1e6 / ms;
@@ -216,6 +219,10 @@ fn main() -> R<()> {
         let sector_traffic = roofline::sector_exact_traffic(&sl, &dl);
         let eff_sectors = sector_traffic as f64 / bw / 1e6 / ms;
         sector_effs.push(eff_sectors);
+        by_itemsize
+            .entry(isz)
+            .or_default()
+            .push((eff_sectors, sector_traffic as f64 / bw / 1e6 / alone_ms));
         let line = format!(
             "case {case:3}: eff {eff:.2} (sector-exact {eff_sectors:.2}, {:.0}% of written sectors partial; {ms:.3} ms, {:.0} MB moved){} [{}] src {sl} dst {dl}",
             100.0 * partial as f64 / (partial + full).max(1) as f64,
@@ -257,6 +264,20 @@ fn main() -> R<()> {
         sector_effs[n / 2],
         sector_effs[n / 10]
     );
+    println!("by itemsize (sector-exact; device time / timed alone): cases, median, 10th percentile");
+    for (isz, v) in &by_itemsize {
+        let q = |f: fn(&(f64, f64)) -> f64| {
+            let mut x: Vec<f64> = v.iter().map(f).collect();
+            x.sort_by(|a, b| a.total_cmp(b));
+            (x[x.len() / 2], x[x.len() / 10])
+        };
+        let (dm, d10) = q(|t| t.0);
+        let (am, a10) = q(|t| t.1);
+        println!(
+            "  itemsize {isz:2}: {:3} cases, median {dm:.2} / {am:.2}, 10th percentile {d10:.2} / {a10:.2}",
+            v.len()
+        );
+    }
     println!("ten worst:");
     for (_, l) in results.iter().take(10) {
         println!("  {l}");
