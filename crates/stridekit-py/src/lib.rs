@@ -7,6 +7,7 @@ mod errors;
 mod import;
 mod layout;
 mod memory;
+mod nvrtc;
 mod stream;
 mod tma;
 mod view;
@@ -27,6 +28,7 @@ fn _stridekit(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(memory::prefetch, m)?)?;
     m.add_function(wrap_pyfunction!(memory::discard, m)?)?;
     m.add_function(wrap_pyfunction!(memory::discard_prefetch, m)?)?;
+    m.add_function(wrap_pyfunction!(nvrtc::_add_nvrtc_search_dirs, m)?)?;
     m.add("cuda_available", stridekit::cuda_available())?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())

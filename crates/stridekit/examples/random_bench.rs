@@ -264,7 +264,9 @@ fn main() -> R<()> {
         sector_effs[n / 2],
         sector_effs[n / 10]
     );
-    println!("by itemsize (sector-exact; device time / timed alone): cases, median, 10th percentile");
+    println!(
+        "by itemsize (sector-exact; device time / timed alone): cases, median, 10th percentile"
+    );
     for (isz, v) in &by_itemsize {
         let q = |f: fn(&(f64, f64)) -> f64| {
             let mut x: Vec<f64> = v.iter().map(f).collect();

@@ -42,6 +42,7 @@ pub use cudarc;
 pub use cudarc::driver::{CudaContext, CudaEvent, CudaStream};
 pub use device::Device;
 pub use dlpack::DlpackTensor;
+pub use driver::nvrtc_lib::{add_nvrtc_search_dir, wheel_dirs as nvrtc_wheel_dirs};
 pub use driver::{cuda_available, driver_version};
 pub use dtype::{dlpack_code, DType, Element};
 pub use error::{Error, Result};

@@ -63,12 +63,10 @@ fn compile_uncached(
     let module = match cached {
         Some(m) => m,
         None => {
-            if !crate::driver::nvrtc_present() {
+            if let Err(where_) = crate::driver::nvrtc_lib::locate() {
                 return Err(Error::Unsupported {
                     op,
-                    reason:
-                        "NVRTC (libnvrtc) could not be loaded; kernels are compiled at run time"
-                            .into(),
+                    reason: format!("kernels are compiled at run time, but {where_}"),
                 });
             }
             let opts = cudarc::nvrtc::CompileOptions {

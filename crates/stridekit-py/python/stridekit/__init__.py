@@ -10,6 +10,7 @@ calls there raise :class:`CUDAError`.
 
 import functools
 import os
+import sys
 from typing import Any, Callable, Optional, Sequence, TypeVar
 
 from ._stridekit import (
@@ -23,6 +24,7 @@ from ._stridekit import (
     StridedMemoryView,
     TensorMapDescriptor,
     __version__,
+    _add_nvrtc_search_dirs,
     cuda_available,
     discard,
     discard_prefetch,
@@ -36,6 +38,10 @@ from ._tensor_map import (
     TensorMapOOBFill,
     TensorMapSwizzle,
 )
+
+# NVRTC compiles the kernels at run time; pip installs it (the nvidia-cuda-nvrtc wheel,
+# `stridekit[cu13]`) into a folder the loader does not search.
+_add_nvrtc_search_dirs([p for p in sys.path if p])
 
 CUDAError.code = None  # set per instance: the driver's CUresult, or None
 

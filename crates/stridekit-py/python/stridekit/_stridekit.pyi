@@ -16,6 +16,8 @@ from ._tensor_map import (
 __version__: str
 cuda_available: bool
 
+def _add_nvrtc_search_dirs(site_dirs: list[str]) -> None: ...
+
 #: A stream argument: None (the legacy default stream), an int by stridekit's one rule
 #: (-1: no ordering, 1: legacy default, 2: per-thread default, other: a handle), or an
 #: object with ``__cuda_stream__``, ``cuda_stream``, ``ptr`` or ``handle``.

@@ -8,6 +8,7 @@
 pub(crate) mod context;
 pub(crate) mod managed;
 pub(crate) mod memory;
+pub(crate) mod nvrtc_lib;
 pub(crate) mod pointer;
 pub(crate) mod stream;
 pub(crate) mod tensor_map;
@@ -103,9 +104,9 @@ pub(crate) fn has_symbol(symbol: &'static str) -> bool {
 }
 
 /// Whether the NVRTC library loads (kernels are compiled at run time).
+#[cfg(test)]
 pub(crate) fn nvrtc_present() -> bool {
-    // SAFETY: only tries to dlopen the NVRTC library; no NVRTC function is called.
-    unsafe { cudarc::nvrtc::sys::is_culib_present() }
+    nvrtc_lib::locate().is_ok()
 }
 
 /// Fails with [`Error::Unsupported`] when the driver lacks `symbol`.

@@ -1,0 +1,125 @@
+//! Finding NVRTC, which compiles the copy kernels at run time.
+//!
+//! First on the loader path, under the names cudarc tries (`libnvrtc.so.13`, ...). When
+//! none loads (a machine with only the driver and pip packages: PyTorch, cupy or
+//! `stridekit[cu13]` install NVRTC as the `nvidia-cuda-nvrtc` wheel, whose folder is not
+//! on the loader path), in these folders, in order:
+//!
+//! 1. `$STRIDEKIT_NVRTC_PATH` (the library itself, or its folder);
+//! 2. folders registered with [`add_nvrtc_search_dir`] (the Python package registers the
+//!    wheel folders of every `sys.path` entry when it is imported);
+//! 3. `$CUDA_PATH/lib64`, `$CUDA_HOME/lib64`, `/usr/local/cuda/lib64`;
+//! 4. the wheel folders (`nvidia/cu13/lib`, `nvidia/cuda_nvrtc/lib`) of the site-packages
+//!    of `$VIRTUAL_ENV` and `$CONDA_PREFIX`.
+//!
+//! The first `libnvrtc.so.13` or `libnvrtc.so.12` found is loaded once and kept; cudarc
+//! then finds it by its name, as the library is already in the process. When none is
+//! found, the error lists every folder looked in.
+
+use std::ffi::CString;
+use std::path::{Path, PathBuf};
+use std::sync::{Mutex, OnceLock};
+
+/// Library file names, newest first.
+const NAMES: [&str; 3] = ["libnvrtc.so.13", "libnvrtc.so.12", "libnvrtc.so"];
+
+/// Folders a wheel keeps NVRTC in, below a site-packages folder.
+const WHEEL_DIRS: [&str; 2] = ["nvidia/cu13/lib", "nvidia/cuda_nvrtc/lib"];
+
+static EXTRA: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
+
+/// Adds a folder to look for NVRTC in when it is not on the loader path (before NVRTC
+/// is first needed; later calls have no effect once it was found or looked for).
+///
+/// ```
+/// stridekit::add_nvrtc_search_dir("/opt/venv/lib/python3.12/site-packages/nvidia/cu13/lib");
+/// ```
+pub fn add_nvrtc_search_dir(dir: impl AsRef<Path>) {
+    if let Ok(mut v) = EXTRA.lock() {
+        v.push(dir.as_ref().to_path_buf());
+    }
+}
+
+/// The wheel folders below a site-packages folder.
+pub fn wheel_dirs(site_packages: &Path) -> Vec<PathBuf> {
+    WHEEL_DIRS.iter().map(|d| site_packages.join(d)).collect()
+}
+
+fn env_dirs() -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    if let Some(p) = std::env::var_os("STRIDEKIT_NVRTC_PATH") {
+        out.push(PathBuf::from(p));
+    }
+    if let Ok(v) = EXTRA.lock() {
+        out.extend(v.iter().cloned());
+    }
+    for var in ["CUDA_PATH", "CUDA_HOME"] {
+        if let Some(p) = std::env::var_os(var) {
+            out.push(PathBuf::from(p).join("lib64"));
+        }
+    }
+    out.push(PathBuf::from("/usr/local/cuda/lib64"));
+    for var in ["VIRTUAL_ENV", "CONDA_PREFIX"] {
+        if let Some(prefix) = std::env::var_os(var) {
+            let lib = PathBuf::from(prefix).join("lib");
+            if let Ok(entries) = std::fs::read_dir(&lib) {
+                for e in entries.flatten() {
+                    let name = e.file_name();
+                    if name.to_string_lossy().starts_with("python3") {
+                        out.extend(wheel_dirs(&e.path().join("site-packages")));
+                    }
+                }
+            }
+        }
+    }
+    out
+}
+
+/// dlopens `path` and keeps it loaded for the life of the process.
+fn load_forever(path: &Path) -> bool {
+    let Ok(c) = CString::new(path.as_os_str().as_encoded_bytes()) else {
+        return false;
+    };
+    // SAFETY: a NUL-terminated path; the handle is never closed, so the library (whose
+    // initialisers only set up NVRTC's own state) stays mapped while cudarc uses it.
+    let h = unsafe { libc::dlopen(c.as_ptr(), libc::RTLD_NOW | libc::RTLD_GLOBAL) };
+    !h.is_null()
+}
+
+/// Ok when NVRTC is loadable (found on the loader path or loaded from a folder above);
+/// else the folders looked in.
+pub(crate) fn locate() -> Result<(), String> {
+    static STATE: OnceLock<Result<(), String>> = OnceLock::new();
+    STATE
+        .get_or_init(|| {
+            // SAFETY: only tries to dlopen the NVRTC library; no NVRTC function is called.
+            if unsafe { cudarc::nvrtc::sys::is_culib_present() } {
+                return Ok(());
+            }
+            let dirs = env_dirs();
+            for d in &dirs {
+                let files: Vec<PathBuf> = if d.is_file() {
+                    vec![d.clone()]
+                } else {
+                    NAMES.iter().map(|n| d.join(n)).collect()
+                };
+                for f in files {
+                    // SAFETY: as above; the library was just loaded by its path.
+                    if f.is_file()
+                        && load_forever(&f)
+                        && unsafe { cudarc::nvrtc::sys::is_culib_present() }
+                    {
+                        return Ok(());
+                    }
+                }
+            }
+            Err(format!(
+                "NVRTC (libnvrtc.so.13 or .12) is not on the loader path and was not found in {}; install it (`pip install nvidia-cuda-nvrtc`, or `stridekit[cu13]`) or set STRIDEKIT_NVRTC_PATH",
+                dirs.iter()
+                    .map(|d| d.display().to_string())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ))
+        })
+        .clone()
+}
