@@ -12,7 +12,6 @@
 //! | shifted rows | both sides' last axis contiguous, rows of 128 bytes or more that no word wider than 4 bytes keeps aligned on both sides ([`CopyPlan::shifted_rows`]) | [`CopyStep::Rows`] | each row as runs of aligned 16-byte chunks in and out, realigned with funnel shifts in shared memory |
 //! | shared fast axis | the source's fast axis is the destination's fastest axis along which the source moves (broadcast axes skipped) and long (>= 32 elements or 64 bytes); or the source spans a quarter of the elements or less (a broadcast: reads come from cache) | [`CopyStep::Elementwise`] | one thread per element (widened to 16-, 8-, 4- or 2-byte words when both inner runs allow), coalesced on both sides, several loads in flight per thread |
 //! | batched small matrices | 1- and 2-byte elements; `(B, m, n) -> (B, n, m)` with both sides dense, `m` and `n` 2 to 64 ([`CopyPlan::small_matrix_axes`]) | [`CopyStep::SmallMatrices`] | many matrices a tile: the batch as one run of aligned 16-byte chunks in and out, destination words gathered from shared memory with compile-time extents |
-//! | batched small matrices, wide elements | 4- and 8-byte elements; `(B, m, n) -> (B, n, m)` with both sides dense, `m` and `n` 2 to 64, a matrix at most 4 KiB | [`CopyStep::Elementwise`] | one thread per element: each matrix is a few sectors, its reads come from cache |
 //! | transpose of two long axes | the source's fast axis and the destination's differ, both at least a tile side (32 words; 1- and 2-byte elements in 4-byte words where those stay aligned) | [`CopyStep::Transpose`] | 32 x 32 word tiles through shared memory, all of a thread's loads in flight at once; bytes whose rows start anywhere (no aligned 4-byte words): the packed transpose (16-byte aligned chunks in and out, realigned with funnel shifts, 4 x 4 byte blocks transposed in registers) |
 //! | one short side | 1- and 2-byte elements; one fast axis has 2 to 16 elements (channels), the other at least 64 (pixels) ([`CopyPlan::channel_transpose_axes`]) | [`CopyStep::Channels`] | tiles of up to 4 KiB per channel: the interleaved pixels move as one run of aligned 16-byte chunks, each plane as another, realigned with funnel shifts |
 //! | everything else (short fast axes: permutations of many small axes; channel layouts and batched small transposes of wider elements) | fast axes differ, one is short | [`CopyStep::Tiled`] | tiles that merge axes until both sides move >= 32 elements (128 bytes where it fits) contiguously and the tile holds ~2048 elements, staged through shared memory, read and written in 4-16 byte words where the runs are aligned |
@@ -164,26 +163,6 @@ fn element_aligned(p: &CopyPlan, dst_ptr: u64, src_ptr: u64) -> bool {
     s0.is_multiple_of(isz) && d0.is_multiple_of(isz)
 }
 
-/// Batches of small dense matrices of 4- or 8-byte elements transposed, each matrix at
-/// most 4 KiB: `(B, m, n) -> (B, n, m)`, both sides dense.
-fn wide_small_matrices(p: &CopyPlan) -> bool {
-    let n = p.ndim();
-    if !matches!(p.itemsize, 4 | 8) || n != 3 {
-        return false;
-    }
-    let (na, nl) = (p.shape[1], p.shape[2]);
-    let small = |e: i64| (2..=64).contains(&e);
-    small(na)
-        && small(nl)
-        && na * nl * (p.itemsize as i64) <= 4096
-        && p.src_strides[1] == 1
-        && p.src_strides[2] == na
-        && p.dst_strides[2] == 1
-        && p.dst_strides[1] == nl
-        && p.src_strides[0] == na * nl
-        && p.dst_strides[0] == na * nl
-}
-
 fn classify(
     p: &CopyPlan,
     dst_ptr: u64,
@@ -232,11 +211,6 @@ fn classify(
             });
             return;
         }
-    }
-    if wide_small_matrices(p) {
-        // Each matrix is a few sectors: an element per thread reads them from cache.
-        out.push(CopyStep::Elementwise(p.clone()));
-        return;
     }
     if let Some((a, l)) = p.tiled_transpose_axes() {
         // Its tiles are 32 words on a side: both axes must fill them, or most threads idle
