@@ -12,8 +12,9 @@
 //! 4. the wheel folders (`nvidia/cu13/lib`, `nvidia/cuda_nvrtc/lib`) of the site-packages
 //!    of `$VIRTUAL_ENV` and `$CONDA_PREFIX`.
 //!
-//! The first `libnvrtc.so.13` or `libnvrtc.so.12` found is loaded once and kept; cudarc
-//! then finds it by its name, as the library is already in the process. When none is
+//! The first `libnvrtc.so.13` or `libnvrtc.so.12` found is loaded once and kept, with
+//! the `libnvrtc-builtins` libraries beside it (which NVRTC opens by name); cudarc and
+//! NVRTC then find them by their names, as the libraries are already in the process. When none is
 //! found, the error lists every folder looked in.
 
 use std::ffi::CString;
@@ -75,6 +76,23 @@ fn env_dirs() -> Vec<PathBuf> {
     out
 }
 
+/// The `libnvrtc-builtins` libraries in `dir`.
+fn builtins(dir: &Path) -> Vec<PathBuf> {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    let mut v: Vec<PathBuf> = entries
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| {
+            p.file_name()
+                .is_some_and(|n| n.to_string_lossy().starts_with("libnvrtc-builtins.so"))
+        })
+        .collect();
+    v.sort();
+    v
+}
+
 /// dlopens `path` and keeps it loaded for the life of the process.
 fn load_forever(path: &Path) -> bool {
     let Ok(c) = CString::new(path.as_os_str().as_encoded_bytes()) else {
@@ -104,11 +122,18 @@ pub(crate) fn locate() -> Result<(), String> {
                     NAMES.iter().map(|n| d.join(n)).collect()
                 };
                 for f in files {
+                    if !f.is_file() {
+                        continue;
+                    }
+                    // NVRTC opens its builtins library by name when it compiles: load the
+                    // ones beside it first, so that the name finds them.
+                    if let Some(dir) = f.parent() {
+                        for b in builtins(dir) {
+                            load_forever(&b);
+                        }
+                    }
                     // SAFETY: as above; the library was just loaded by its path.
-                    if f.is_file()
-                        && load_forever(&f)
-                        && unsafe { cudarc::nvrtc::sys::is_culib_present() }
-                    {
+                    if load_forever(&f) && unsafe { cudarc::nvrtc::sys::is_culib_present() } {
                         return Ok(());
                     }
                 }
