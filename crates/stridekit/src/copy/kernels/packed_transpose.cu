@@ -21,7 +21,10 @@
 #define K (4 / EB)
 #define TAB 64                          // source bytes per tile row
 #define TA (TAB / EB)                   // tile extent along a: rows of the out tile
-#define TL 128                          // tile extent along l: rows of the in tile
+#ifndef PT_TL
+#define PT_TL 128
+#endif
+#define TL PT_TL                        // tile extent along l: rows of the in tile
 #define LB (TL * EB)                    // bytes per out-tile row
 #define PIN 80                          // in-tile row pitch: shift, 64 bytes, a word
 #define POUT (LB + 4)                   // out-tile row pitch: LB bytes and a word (odd word count)
