@@ -25,6 +25,7 @@ pub mod dlpack;
 mod driver;
 mod dtype;
 mod error;
+pub mod graph;
 mod kernel_cache;
 pub mod managed;
 mod memory;

@@ -24,6 +24,7 @@ const LAYERS: &[&str] = &[
     "view",         // views and their entry points
     "tma",          // tensor maps of views
     "managed",      // managed memory
+    "graph",        // copies captured into CUDA graphs
     "lib",
 ];
 

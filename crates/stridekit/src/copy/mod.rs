@@ -14,6 +14,7 @@
 //! Overlapping source and destination behave as if the source were copied out first.
 
 mod across;
+pub(crate) mod captured;
 pub(crate) mod host;
 mod kernel;
 mod operand;
@@ -418,6 +419,11 @@ pub(crate) fn copy_into(
                 OP,
                 format!("the stream belongs to device {ordinal} but the views to {devices}; give a stream of one of them"),
             ));
+        }
+    }
+    if let Some(s) = stream {
+        if captured::is_capturing(OP, s)? {
+            return captured::copy(dst, dmem, src, &plan, s, opts, across.is_some());
         }
     }
     if let Some(pair) = across {

@@ -244,6 +244,27 @@ impl PendingWork {
         finish(op, stream, [(self, u)])
     }
 
+    /// Whether the recorded uses that a use of kind `usage` must follow are all done
+    /// (asked without waiting; those seen done are forgotten). Work captured into a CUDA
+    /// graph cannot wait for work outside the capture, so a captured use asks this first.
+    pub(crate) fn settled(&self, op: &'static str, usage: Usage) -> Result<bool> {
+        let seen: Marks<Arc<Mark>> = {
+            let uses = self.lock(op)?;
+            uses.to_wait_for(usage).cloned().collect()
+        };
+        let mut done: SmallVec<[usize; 4]> = SmallVec::new();
+        for m in &seen {
+            if m.event()?
+                .try_is_complete()
+                .map_err(driver(op, "cuEventQuery"))?
+            {
+                done.push(m.key());
+            }
+        }
+        self.lock(op)?.forget(&done);
+        Ok(done.len() == seen.len())
+    }
+
     /// Blocks the calling thread until every recorded use is done.
     pub(crate) fn wait_host(&self, op: &'static str) -> Result<()> {
         let seen: Marks<Arc<Mark>> = {
