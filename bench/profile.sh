@@ -1,13 +1,20 @@
 #!/usr/bin/env bash
 # Nsight Compute profiles of copy_bench cases, on the GPU machine:
 #   bench/profile.sh OUTDIR "case name" ["case name" ...]
+#   bench/profile.sh --random OUTDIR 2 16 175     (cases of random_bench's set)
 # Each case runs alone (`copy_bench --profile --only NAME`: its copy once, nothing else on
 # the GPU) under ncu at the GPU's own clocks; one CSV per case lands in OUTDIR, and
 # `python3 bench/ncu_summary.py OUTDIR/*.csv` prints the table for BENCHMARKS.md.
 set -euo pipefail
+random=0
+if [ "$1" = "--random" ]; then
+    random=1
+    shift
+fi
 out=$1
 shift
 bin=${COPY_BENCH:-.gpu-build/examples/copy_bench}
+rbin=${RANDOM_BENCH:-.gpu-build/examples/random_bench}
 mkdir -p "$out"
 stalls=""
 for s in barrier long_scoreboard lg_throttle mio_throttle short_scoreboard drain membar wait \
@@ -24,9 +31,16 @@ metrics+=",launch__registers_per_thread,launch__grid_size,launch__block_size"
 metrics+=",l1tex__data_bank_conflicts_pipe_lsu_mem_shared.sum${stalls}"
 for name in "$@"; do
     slug=$(echo "$name" | tr -c 'A-Za-z0-9' '_' | cut -c1-80)
+    if [ $random = 1 ]; then
+        cmd=("$rbin" --profile "$name")
+        label="random case $name"
+    else
+        cmd=("$bin" --profile --only "$name")
+        label=$name
+    fi
     ncu --clock-control none --print-units base --csv --page raw --metrics "$metrics" \
-        "$bin" --profile --only "$name" > "$out/$slug.csv" 2> "$out/$slug.err" || {
-        echo "ncu failed for $name (see $out/$slug.err)"
+        "${cmd[@]}" > "$out/$slug.csv" 2> "$out/$slug.err" || {
+        echo "ncu failed for $label (see $out/$slug.err)"
     }
-    echo "# case: $name" >> "$out/$slug.csv"
+    echo "# case: $label" >> "$out/$slug.csv"
 done

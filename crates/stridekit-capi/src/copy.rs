@@ -151,6 +151,7 @@ unsafe fn copy(
             blocking,
             allocator: None,
             bits,
+            prefetch_managed: None,
         };
         let from = s.held.as_view();
         // SAFETY: a non-default stream is a live handle (caller).
@@ -221,6 +222,7 @@ unsafe fn mixed_copy(
         blocking,
         allocator: None,
         bits,
+        prefetch_managed: None,
     };
     non_null(op, "dst", dst)?;
     non_null(op, "src", src)?;

@@ -478,6 +478,7 @@ impl PyView {
                 blocking,
                 allocator: alloc,
                 bits,
+                prefetch_managed: None,
             };
             // SAFETY: stream handles from Python name live streams (as in every CUDA
             // binding; the driver cannot check them).

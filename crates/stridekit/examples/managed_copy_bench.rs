@@ -1,5 +1,8 @@
 //! Copies out of managed memory the CPU has just written, with and without prefetching it
 //! to the GPU first: `cargo run --release --example managed_copy_bench` on a GPU machine.
+//! "off": `prefetch_managed: Some(false)`; "auto": the engine's rule (a prefetch of
+//! managed sides of at least `MANAGED_PREFETCH_MIN_BYTES`); "explicit": a
+//! `managed::prefetch` before a copy with prefetching off.
 //!
 //! For each size, the CPU writes the managed source (its pages move to the host), then
 //! `copy_from` moves it into device memory, either at once (the GPU faults the pages in)
@@ -14,8 +17,8 @@ use std::sync::Arc;
 use std::time::Instant;
 use stridekit::managed::{self, Location};
 use stridekit::{
-    CudaStream, DType, Device, DeviceMemoryResource, ManagedMemoryResource, MemoryResource, Order,
-    StridedLayout, StridedMemoryView, StridedMemoryViewMut,
+    CopyOptions, CudaStream, DType, Device, DeviceMemoryResource, ManagedMemoryResource,
+    MemoryResource, Order, StridedLayout, StridedMemoryView, StridedMemoryViewMut,
 };
 
 type R<T> = Result<T, stridekit::Error>;
@@ -40,18 +43,23 @@ fn main() -> R<()> {
     let dmr = DeviceMemoryResource::new(&dev)?;
     println!("device: {}; median of {ROUNDS} rounds", dev.name()?);
     println!(
-        "{:<10} {:<10} {:>12} {:>12} {:>12} {:>12} {:>7} {:>12} {:>12}",
+        "{:<10} {:<10} {:>10} {:>10} {:>10} {:>7} {:>10} {:>10} {:>10}",
         "bytes",
         "layout",
-        "plain ms",
-        "plain GB/s",
-        "prefetch ms",
-        "prefetch GB/s",
+        "off ms",
+        "auto ms",
+        "explicit",
         "gain",
-        "resident ms",
+        "res. off",
+        "res. auto",
         "device ms"
     );
-    for shift in [16u32, 18, 20, 22, 24, 26, 28] {
+    let off = CopyOptions {
+        prefetch_managed: Some(false),
+        ..CopyOptions::default()
+    };
+    let auto = CopyOptions::default();
+    for shift in [12u32, 14, 16, 18, 20, 22, 24, 26, 28] {
         let bytes = 1usize << shift;
         let side = ((bytes / 4) as f64).sqrt() as i64; // a square of u32 for the transpose
         let src_buf = mmr.allocate(bytes, &stream)?;
@@ -69,21 +77,22 @@ fn main() -> R<()> {
                     StridedLayout::dense(&[n], 4, Order::C)?,
                 )
             };
-            let mut times = [vec![], vec![]];
+            // 0: no prefetch; 1: the engine's rule; 2: an explicit prefetch first.
+            let mut times = [vec![], vec![], vec![]];
             for round in 0..ROUNDS {
-                for (k, prefetch) in [false, true].into_iter().enumerate() {
+                for k in 0..3 {
                     // The CPU writes the source: its pages are on the host now.
                     // SAFETY: host-accessible managed memory; nothing else uses it (the
                     // stream is idle: synchronised below after every copy).
                     unsafe {
                         std::ptr::write_bytes(
                             src_buf.ptr() as *mut u8,
-                            (round * 2 + k) as u8,
+                            (round * 3 + k) as u8,
                             bytes,
                         )
                     };
                     let t = Instant::now();
-                    if prefetch {
+                    if k == 2 {
                         managed::prefetch(&src_buf, Location::Device(0), &stream)?;
                     }
                     let src =
@@ -93,7 +102,7 @@ fn main() -> R<()> {
                         dst_l.clone(),
                         Some(DType::U32),
                     )?;
-                    dst.copy_from(&src, Some(&stream))?;
+                    dst.copy_from_with(&src, Some(&stream), if k == 1 { &auto } else { &off })?;
                     stream.synchronize().map_err(bench_err)?;
                     times[k].push(t.elapsed().as_secs_f64() * 1e3);
                 }
@@ -103,13 +112,15 @@ fn main() -> R<()> {
                 v[v.len() / 2]
             };
             // The source already on the GPU (prefetched there, not touched since): the
-            // same copy out of managed memory and out of device memory, back to back.
+            // copy out of managed memory without and with the engine's prefetch (what a
+            // prefetch of pages already there costs), and out of device memory.
             let dev_src = dmr.allocate(bytes, &stream)?;
             managed::prefetch(&src_buf, Location::Device(0), &stream)?;
             stream.synchronize().map_err(bench_err)?;
-            let mut resident = [vec![], vec![]];
+            let mut resident = [vec![], vec![], vec![]];
             for _ in 0..ROUNDS {
-                for (k, from) in [&*src_buf, &dev_src].into_iter().enumerate() {
+                for k in 0..3 {
+                    let from = if k == 2 { &dev_src } else { &*src_buf };
                     let src =
                         StridedMemoryView::from_buffer(from, src_l.clone(), Some(DType::U32))?;
                     let mut dst = StridedMemoryViewMut::from_buffer_mut(
@@ -118,26 +129,29 @@ fn main() -> R<()> {
                         Some(DType::U32),
                     )?;
                     let t = Instant::now();
-                    dst.copy_from(&src, Some(&stream))?;
+                    dst.copy_from_with(&src, Some(&stream), if k == 1 { &auto } else { &off })?;
                     stream.synchronize().map_err(bench_err)?;
                     resident[k].push(t.elapsed().as_secs_f64() * 1e3);
                 }
             }
-            let (res_managed, res_device) = (med(&mut resident[0]), med(&mut resident[1]));
-            let (plain, pre) = (med(&mut times[0]), med(&mut times[1]));
-            let moved = (side * side * 4) as f64;
-            let moved = if transposed { moved } else { bytes as f64 };
+            let (r_off, r_auto, r_dev) = (
+                med(&mut resident[0]),
+                med(&mut resident[1]),
+                med(&mut resident[2]),
+            );
+            let (t_off, t_auto, t_explicit) =
+                (med(&mut times[0]), med(&mut times[1]), med(&mut times[2]));
             println!(
-                "{:<10} {:<10} {:>12.3} {:>12.1} {:>12.3} {:>12.1} {:>7.2} {:>12.3} {:>12.3}",
+                "{:<10} {:<10} {:>10.3} {:>10.3} {:>10.3} {:>7.2} {:>10.3} {:>10.3} {:>10.3}",
                 bytes,
                 if transposed { "transpose" } else { "dense" },
-                plain,
-                moved / plain / 1e6,
-                pre,
-                moved / pre / 1e6,
-                plain / pre,
-                res_managed,
-                res_device
+                t_off,
+                t_auto,
+                t_explicit,
+                t_off / t_auto,
+                r_off,
+                r_auto,
+                r_dev
             );
         }
     }

@@ -86,10 +86,24 @@ fn main() -> R<()> {
         println!("random_bench needs a CUDA device");
         return Ok(());
     }
-    let n_cases: usize = std::env::args()
-        .nth(1)
-        .and_then(|a| a.parse().ok())
-        .unwrap_or(200);
+    // `random_bench --profile 2,16,175`: those cases' copies once each, nothing else (for
+    // Nsight Compute: `ncu ... random_bench --profile 2`).
+    let profile: Option<Vec<usize>> = (std::env::args().nth(1).as_deref() == Some("--profile"))
+        .then(|| {
+            std::env::args()
+                .nth(2)
+                .unwrap_or_default()
+                .split(',')
+                .filter_map(|x| x.trim().parse().ok())
+                .collect()
+        });
+    let n_cases: usize = match &profile {
+        Some(p) => p.iter().max().map_or(0, |m| m + 1),
+        None => std::env::args()
+            .nth(1)
+            .and_then(|a| a.parse().ok())
+            .unwrap_or(200),
+    };
     let dev = Device::open(0)?;
     let stream = dev.new_stream()?;
     let mr = DeviceMemoryResource::new(&dev)?;
@@ -98,6 +112,28 @@ fn main() -> R<()> {
         .compile_module("random_bench_fill", FILL)?
         .load_function("fill")
         .map_err(err)?;
+    if let Some(p) = &profile {
+        let mut rng = random_set::Rng(random_set::SEED);
+        for case in 0..n_cases {
+            let random_set::Case {
+                src: sl,
+                dst: dl,
+                src_bytes: sbytes,
+                dst_bytes: dbytes,
+            } = random_set::next_case(&mut rng, 64);
+            if !p.contains(&case) {
+                continue;
+            }
+            let sbuf = mr.allocate(sbytes.next_multiple_of(4), &stream)?;
+            let mut dbuf = mr.allocate(dbytes, &stream)?;
+            let src = StridedMemoryView::from_buffer(&sbuf, sl.clone(), None)?;
+            let mut dst = StridedMemoryViewMut::from_buffer_mut(&mut dbuf, dl.clone(), None)?;
+            dst.copy_from(&src, Some(&stream))?;
+            stream.synchronize().map_err(err)?;
+            println!("profiled case {case}: src {sl} dst {dl}");
+        }
+        return Ok(());
+    }
     // The ceiling: a contiguous 1 GiB device copy.
     let gib = 1usize << 30;
     let (a, mut b) = (mr.allocate(gib, &stream)?, mr.allocate(gib, &stream)?);

@@ -97,10 +97,7 @@ impl<'a> CopyGraph<'a> {
         for &(p, usage) in &self.uses {
             begun.push((p, p.begin(OP, usage, &self.stream)?));
         }
-        let queued = self
-            .graph
-            .launch()
-            .map_err(driver(OP, "cuGraphLaunch"));
+        let queued = self.graph.launch().map_err(driver(OP, "cuGraphLaunch"));
         let recorded = crate::memory::finish(OP, &self.stream, begun);
         queued?;
         recorded

@@ -38,7 +38,9 @@ pub mod tma;
 mod typestr;
 pub mod view;
 
-pub use copy::{release_copy_temporaries, CopyOptions, TEMPORARIES_KEPT_BYTES};
+pub use copy::{
+    release_copy_temporaries, CopyOptions, MANAGED_PREFETCH_MIN_BYTES, TEMPORARIES_KEPT_BYTES,
+};
 pub use cudarc;
 pub use cudarc::driver::{CudaContext, CudaEvent, CudaStream};
 pub use device::Device;

@@ -92,9 +92,18 @@ fn a_graph_of_copies_replays_exactly_and_its_launches_are_recorded() {
     stream.synchronize().unwrap();
     let want_t = naive_copy(&poisoned[0], &t_dst, &ta, &t_src);
     assert!(read(&bufs[1], &stream) == want_t, "transpose");
-    assert!(read(&probe, &other) == want_t, "the other stream read before the launches were done");
-    assert!(read(&bufs[3], &stream) == naive_copy(&poisoned[1], &ch_dst, &ca, &ch_src), "channels");
-    assert!(read(&bufs[5], &stream) == naive_copy(&poisoned[2], &sl_dst, &sa, &sl_src), "slice");
+    assert!(
+        read(&probe, &other) == want_t,
+        "the other stream read before the launches were done"
+    );
+    assert!(
+        read(&bufs[3], &stream) == naive_copy(&poisoned[1], &ch_dst, &ca, &ch_src),
+        "channels"
+    );
+    assert!(
+        read(&bufs[5], &stream) == naive_copy(&poisoned[2], &sl_dst, &sa, &sl_src),
+        "slice"
+    );
 }
 
 /// A graph captured directly with cudarc over views without a record (foreign views),

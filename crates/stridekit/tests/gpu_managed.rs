@@ -490,3 +490,56 @@ fn copies_through_managed_memory_the_cpu_just_wrote_are_byte_exact() {
         assert!(host_read(&dst) == data, "side {side}");
     }
 }
+
+/// Copies out of managed memory the CPU has just written: the engine prefetches a large
+/// managed side to the copying device first (seen in the driver's last prefetch
+/// location), never a small one unasked, and every choice copies the same bytes.
+#[test]
+#[ignore = "needs a CUDA device"]
+fn copies_prefetch_large_managed_sides_and_stay_exact() {
+    use stridekit::{CopyOptions, Order, StridedLayout, StridedMemoryView, StridedMemoryViewMut};
+    let (dev, stream, mr) = setup();
+    let dmr = DeviceMemoryResource::new(&dev).unwrap();
+    for (side, choice, expect_prefetch) in [
+        (512i64, None, true),      // 1 MiB: above the threshold
+        (64, None, false),         // 16 KiB: below it
+        (64, Some(true), true),    // asked for
+        (512, Some(false), false), // refused
+    ] {
+        let bytes = (side * side * 4) as usize;
+        let src = mr.allocate(bytes, &stream).unwrap();
+        let mut dst = dmr.allocate(bytes, &stream).unwrap();
+        dst.fill(0xA5, &stream).unwrap();
+        stream.synchronize().unwrap();
+        let data = random_bytes(bytes, side as u64);
+        host_write(&src, &data);
+        let l = StridedLayout::dense(&[side, side], 4, Order::C).unwrap();
+        {
+            let s =
+                StridedMemoryView::from_buffer(&src, l.permuted(&[1, 0]).unwrap(), None).unwrap();
+            let mut d = StridedMemoryViewMut::from_buffer_mut(&mut dst, l.clone(), None).unwrap();
+            let opts = CopyOptions {
+                prefetch_managed: choice,
+                ..CopyOptions::default()
+            };
+            d.copy_from_with(&s, Some(&stream), &opts).unwrap();
+        }
+        stream.synchronize().unwrap();
+        let got = common::read(&dst, &stream);
+        let n = side as usize;
+        let mut want = vec![0u8; bytes];
+        for i in 0..n {
+            for j in 0..n {
+                let (to, from) = ((i * n + j) * 4, (j * n + i) * 4);
+                want[to..to + 4].copy_from_slice(&data[from..from + 4]);
+            }
+        }
+        assert!(got == want, "side {side}, prefetch {choice:?}: wrong bytes");
+        let last = src.last_prefetch_location().unwrap();
+        assert_eq!(
+            last == Some(Location::Device(0)),
+            expect_prefetch,
+            "side {side}, prefetch {choice:?}: last prefetch location {last:?}"
+        );
+    }
+}

@@ -16,7 +16,7 @@
 //!   against other uses of the memory, and keeping the memory alive while they run, is
 //!   the caller's.
 
-use super::{overlaps, side, Ctx, CopyOptions, Operand, Side};
+use super::{overlaps, side, CopyOptions, Ctx, Operand, Side};
 use crate::error::{invalid, Result};
 use crate::memory::{Region, Usage};
 use cudarc::driver::CudaStream;
@@ -86,7 +86,10 @@ pub(crate) fn copy(
             "a cudarc slice's events cannot record captured work",
         ));
     }
-    for (o, usage, who) in [(dst, Usage::Write, "destination"), (src, Usage::Read, "source")] {
+    for (o, usage, who) in [
+        (dst, Usage::Write, "destination"),
+        (src, Usage::Read, "source"),
+    ] {
         if let Some(p) = o.pending() {
             if !p.settled(OP, usage)? {
                 return Err(invalid(

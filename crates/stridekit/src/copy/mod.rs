@@ -18,9 +18,11 @@ pub(crate) mod captured;
 pub(crate) mod host;
 mod kernel;
 mod operand;
+mod prefetch;
 mod staged;
 mod temporaries;
 
+pub use prefetch::AUTO_MIN_BYTES as MANAGED_PREFETCH_MIN_BYTES;
 pub use temporaries::{release_copy_temporaries, KEEP_BYTES as TEMPORARIES_KEPT_BYTES};
 
 use crate::device::Device;
@@ -48,6 +50,11 @@ pub struct CopyOptions<'r> {
     /// Copy the bytes even when the two views carry different dtypes (an explicit
     /// reinterpretation, as `copy_bits_from` asks for). Default: such copies are refused.
     pub bits: bool,
+    /// Whether a device copy first prefetches its managed-memory sides to the stream's
+    /// device. Default (`None`): when a side spans at least
+    /// [`MANAGED_PREFETCH_MIN_BYTES`](crate::MANAGED_PREFETCH_MIN_BYTES) and the device
+    /// can; `Some(true)`: always (an error where the device cannot); `Some(false)`: never.
+    pub prefetch_managed: Option<bool>,
 }
 
 /// Which engine can touch a view's memory quickly.
@@ -209,6 +216,9 @@ fn run(
         return run(dst, dmem, &tmp_view, &p, Some(stream), opts);
     }
     if plan.is_contiguous() || (ds == Side::Device && ss == Side::Device) {
+        if ds == Side::Device && ss == Side::Device {
+            prefetch::managed_sides(dst, src, stream, opts)?;
+        }
         return cx.on_device(plan, dmem, src.region()?);
     }
     match (ds, ss) {
