@@ -44,6 +44,17 @@ pub(crate) fn mapped_at_same_address(ptr: u64) -> Result<bool> {
     Ok(a.mem_type == dp::MEMORY_TYPE_HOST && a.device_pointer == ptr)
 }
 
+/// The allocation that holds `ptr` as the driver knows it: `[start, start + size)`, or
+/// `None` where it knows none.
+pub(crate) fn allocation_range(ptr: u64) -> Result<Option<(u64, u64)>> {
+    const OP: &str = "pointer_info";
+    ensure(OP)?;
+    // SAFETY: the driver is loaded (ensure); the driver reads no memory at `ptr`.
+    let (status, start, size) = unsafe { dp::allocation_range(ptr) };
+    check(OP, "cuPointerGetAttributes", status)?;
+    Ok((size > 0).then(|| (start, start.saturating_add(size as u64))))
+}
+
 /// Asks the driver, in one `cuPointerGetAttributes` call, what `ptr` is.
 ///
 /// Ordinary host memory is not an error: it is [`PointerKind::Pageable`], host-only.

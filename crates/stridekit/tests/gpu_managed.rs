@@ -390,6 +390,43 @@ fn foreign_ranges_are_checked_with_the_driver() {
         sys::CUresult::CUDA_SUCCESS
     );
 
+    // Two managed allocations side by side: a range across both ends in managed memory
+    // at each end, yet is not one allocation.
+    let mut ptrs = Vec::new();
+    for _ in 0..16 {
+        let mut p: sys::CUdeviceptr = 0;
+        // SAFETY: plain managed allocations, freed below.
+        let rc = unsafe {
+            sys::cuMemAllocManaged(
+                &mut p,
+                1 << 21,
+                sys::CUmemAttach_flags::CU_MEM_ATTACH_GLOBAL as u32,
+            )
+        };
+        assert_eq!(rc, sys::CUresult::CUDA_SUCCESS);
+        ptrs.push(p);
+    }
+    let adjacent = ptrs
+        .iter()
+        .find(|&&a| ptrs.contains(&(a + (1 << 21))))
+        .copied();
+    if let Some(a) = adjacent {
+        // SAFETY: only the driver's pointer queries look at the addresses.
+        let e = unsafe { ManagedRange::from_raw(a + (1 << 20), 1 << 21) };
+        assert!(
+            e.is_err(),
+            "a range across two allocations must be rejected"
+        );
+        // SAFETY: as above.
+        assert!(unsafe { ManagedRange::from_raw(a, 1 << 21) }.is_ok());
+    } else {
+        eprintln!("no two of 16 managed allocations lay side by side; that case was not exercised");
+    }
+    for p in ptrs {
+        // SAFETY: allocated above; no range refers to them.
+        assert_eq!(unsafe { sys::cuMemFree_v2(p) }, sys::CUresult::CUDA_SUCCESS);
+    }
+
     // Device memory is not managed memory.
     let dmr = DeviceMemoryResource::new(&dev).unwrap();
     let dbuf = dmr.allocate(4096, &stream).unwrap();

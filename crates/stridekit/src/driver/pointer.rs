@@ -55,3 +55,32 @@ pub(crate) unsafe fn attributes(ptr: u64) -> (sys::CUresult, RawPointerAttribute
 pub(crate) const MEMORY_TYPE_HOST: u32 = sys::CUmemorytype::CU_MEMORYTYPE_HOST as u32;
 pub(crate) const MEMORY_TYPE_DEVICE: u32 = sys::CUmemorytype::CU_MEMORYTYPE_DEVICE as u32;
 pub(crate) const MEMORY_TYPE_ARRAY: u32 = sys::CUmemorytype::CU_MEMORYTYPE_ARRAY as u32;
+
+/// The allocation that holds `ptr`: its start address and size in bytes (both 0 when
+/// the driver knows no allocation there). Any value is a valid question.
+///
+/// # Safety
+/// The driver library is loaded and initialised.
+pub(crate) unsafe fn allocation_range(ptr: u64) -> (sys::CUresult, u64, usize) {
+    use sys::CUpointer_attribute as A;
+    let (mut start, mut size) = (0u64, 0usize);
+    let mut attrs = [
+        A::CU_POINTER_ATTRIBUTE_RANGE_START_ADDR,
+        A::CU_POINTER_ATTRIBUTE_RANGE_SIZE,
+    ];
+    let mut data: [*mut c_void; 2] = [
+        (&mut start as *mut u64).cast(),
+        (&mut size as *mut usize).cast(),
+    ];
+    // SAFETY: two attributes with out-pointers of the documented types (CUdeviceptr =
+    // u64, size_t = usize), both live.
+    let status = unsafe {
+        sys::cuPointerGetAttributes(
+            attrs.len() as u32,
+            attrs.as_mut_ptr(),
+            data.as_mut_ptr(),
+            ptr,
+        )
+    };
+    (status, start, size)
+}

@@ -114,6 +114,24 @@ impl<'a> ManagedRange<'a> {
                 ));
             }
         }
+        // Both ends managed is not enough: they may belong to two allocations that happen
+        // to lie side by side.
+        match crate::pointer::allocation_range(ptr)? {
+            Some((start, end)) if start <= ptr && last < end => {}
+            found => {
+                return Err(invalid(
+                    OP,
+                    format!(
+                        "the range {ptr:#x}..{:#x} must lie in one managed allocation, but the allocation at {ptr:#x} is {}",
+                        last + 1,
+                        match found {
+                            Some((s, e)) => format!("{s:#x}..{e:#x}"),
+                            None => "unknown to the driver".into(),
+                        }
+                    ),
+                ))
+            }
+        }
         Ok(ManagedRange::new_unchecked(ptr, size, first_info.device))
     }
 
