@@ -231,6 +231,55 @@ extern "C" {
 #endif // __cplusplus
 
 /**
+ * Acquires a view of memory someone else owns.
+ *
+ * `ptr` is the address of element (0, ..., 0); `strides` (in elements) may be NULL for
+ * C-contiguous; `dtype` with code 0, bits 0, lanes 0 means unknown (otherwise its size
+ * must be `itemsize`). The memory's kind and device are asked of the driver. When the
+ * view is released, `release(owner)` is called once (if `release` is not NULL); on
+ * failure it is not called and the caller keeps the owner. `release` may run on any
+ * thread and must not unwind or throw (a C++ exception escaping it ends the process).
+ * Refused: a dtype stridekit does not know (other than the "unknown" zeros), a writable
+ * view whose layout maps several elements to one address, and a layout whose elements
+ * reach below address 0 or past the end of the address space.
+ *
+ * Ownership: on success the view holds `owner` until it is released. NULL: `shape`
+ * may be NULL only when `ndim` is 0, `strides` may be NULL (C order), `owner` and
+ * `release` may be NULL, `out` must not be. Threads: safe.
+ *
+ * # Safety
+ * `shape` (and `strides` if not NULL) point to `ndim` readable values; `out` is
+ * writable; the memory the layout reaches stays valid until `release` is called, and
+ * nobody else writes it (or, for a writable view, touches it) while the view is live.
+ */
+sk_status sk_view_from_ptr(uintptr_t ptr,
+                           int32_t ndim,
+                           const int64_t *shape,
+                           const int64_t *strides,
+                           int64_t itemsize,
+                           DLDataType dtype,
+                           bool readonly,
+                           void *owner,
+                           void (*release)(void*),
+                           struct sk_view *out);
+
+/**
+ * Acquires a view of a DLPack tensor, taking it over (its deleter runs when the view is
+ * released, or at once if this call fails). `versioned` says whether `tensor` is a
+ * `DLManagedTensorVersioned*` (DLPack 1.x) or a legacy `DLManagedTensor*`. A tensor
+ * flagged READ_ONLY gives a read-only view.
+ *
+ * Ownership: takes the tensor over on success and on failure (its deleter runs once, when
+ * the view is released, or at once on failure). NULL: `tensor` and `out` must not be
+ * NULL (`SK_ERR_NULL_POINTER`). Threads: safe.
+ *
+ * # Safety
+ * `tensor` is NULL or a live managed tensor of the stated ABI that the caller owns;
+ * nobody else writes its memory while the view is live; `out` is writable.
+ */
+sk_status sk_view_from_dlpack(void *tensor, bool versioned, struct sk_view *out);
+
+/**
  * Copies `src` into `dst` element by element (any layouts, any memory kinds). Copies
  * never reinterpret: views whose dtypes are both known and differ are refused with
  * `SK_ERR_INVALID` (use `sk_view_copy_bits` to copy the bytes as they are).
@@ -328,55 +377,6 @@ sk_status sk_tensor_map_tiled(const struct sk_view *view,
                               const uint32_t *box_dim,
                               const struct sk_tma_options *options,
                               uint8_t *out);
-
-/**
- * Acquires a view of memory someone else owns.
- *
- * `ptr` is the address of element (0, ..., 0); `strides` (in elements) may be NULL for
- * C-contiguous; `dtype` with code 0, bits 0, lanes 0 means unknown (otherwise its size
- * must be `itemsize`). The memory's kind and device are asked of the driver. When the
- * view is released, `release(owner)` is called once (if `release` is not NULL); on
- * failure it is not called and the caller keeps the owner. `release` may run on any
- * thread and must not unwind or throw (a C++ exception escaping it ends the process).
- * Refused: a dtype stridekit does not know (other than the "unknown" zeros), a writable
- * view whose layout maps several elements to one address, and a layout whose elements
- * reach below address 0 or past the end of the address space.
- *
- * Ownership: on success the view holds `owner` until it is released. NULL: `shape`
- * may be NULL only when `ndim` is 0, `strides` may be NULL (C order), `owner` and
- * `release` may be NULL, `out` must not be. Threads: safe.
- *
- * # Safety
- * `shape` (and `strides` if not NULL) point to `ndim` readable values; `out` is
- * writable; the memory the layout reaches stays valid until `release` is called, and
- * nobody else writes it (or, for a writable view, touches it) while the view is live.
- */
-sk_status sk_view_from_ptr(uintptr_t ptr,
-                           int32_t ndim,
-                           const int64_t *shape,
-                           const int64_t *strides,
-                           int64_t itemsize,
-                           DLDataType dtype,
-                           bool readonly,
-                           void *owner,
-                           void (*release)(void*),
-                           struct sk_view *out);
-
-/**
- * Acquires a view of a DLPack tensor, taking it over (its deleter runs when the view is
- * released, or at once if this call fails). `versioned` says whether `tensor` is a
- * `DLManagedTensorVersioned*` (DLPack 1.x) or a legacy `DLManagedTensor*`. A tensor
- * flagged READ_ONLY gives a read-only view.
- *
- * Ownership: takes the tensor over on success and on failure (its deleter runs once, when
- * the view is released, or at once on failure). NULL: `tensor` and `out` must not be
- * NULL (`SK_ERR_NULL_POINTER`). Threads: safe.
- *
- * # Safety
- * `tensor` is NULL or a live managed tensor of the stated ABI that the caller owns;
- * nobody else writes its memory while the view is live; `out` is writable.
- */
-sk_status sk_view_from_dlpack(void *tensor, bool versioned, struct sk_view *out);
 
 /**
  * Exports a view as a DLPack tensor (`versioned`: a `DLManagedTensorVersioned*`,

@@ -1,11 +1,12 @@
 //! `sk_view_copy`: a copy between any two views, ordered on a C stream.
 
 use crate::handle::{get, id_of, lookup, read, write};
+use crate::route::{failure_of, route, Route};
 use crate::status::{
     fail, guard, non_null, sk_status, Failure, SK_ERR_INVALID, SK_ERR_READ_ONLY, SK_OK,
 };
-use crate::view::sk_view;
-use crate::vtable::{failure_of, route, sk_vtable, Route};
+use crate::types::sk_view;
+use crate::types::sk_vtable;
 use dlpark::ffi::DLManagedTensorVersioned;
 use std::ffi::c_void;
 use stridekit::dlpack::DlpackTensor;
@@ -98,7 +99,7 @@ unsafe fn copy(
         if std::ptr::eq(a, b) {
             let f = if bits { a.copy_bits } else { a.copy };
             // SAFETY: forwarded with the caller's arguments to the copy that made both.
-            return crate::vtable::forwarded(a, unsafe { f(dst, src, stream, blocking) });
+            return crate::route::forwarded(a, unsafe { f(dst, src, stream, blocking) });
         }
     }
     guard(|| {

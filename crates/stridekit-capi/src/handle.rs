@@ -10,7 +10,7 @@
 //! call ends: the release waits for it, without blocking the releasing thread.
 
 use crate::status::{fail, non_null, Failure, SK_ERR_INTERNAL, SK_ERR_RELEASED};
-use crate::view::sk_view;
+use crate::types::sk_view;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, RwLock, RwLockReadGuard, RwLockWriteGuard};

@@ -10,13 +10,18 @@
 //! The header is `include/stridekit.h`, generated from this crate by cbindgen.
 #![allow(non_camel_case_types)]
 
+// Lowest first: each module uses only the ones before it (tests/layers.rs).
+mod acquire;
 mod copy;
 mod handle;
+mod route;
 mod status;
 mod tma;
+mod types;
 mod view;
 mod vtable;
 
+pub use acquire::{sk_view_from_dlpack, sk_view_from_ptr, sk_view_of};
 pub use copy::{sk_view_copy, sk_view_copy_bits};
 pub use status::{
     sk_last_error, sk_status, sk_status_str, sk_version, SK_ERR_DRIVER, SK_ERR_INTERNAL,
@@ -24,9 +29,6 @@ pub use status::{
     SK_ERR_RELEASED, SK_ERR_UNSUPPORTED, SK_OK, STRIDEKIT_VERSION_MAJOR, STRIDEKIT_VERSION_MINOR,
     STRIDEKIT_VERSION_PATCH,
 };
-pub use tma::{sk_tensor_map_tiled, sk_tma_options};
-pub use view::{
-    sk_view, sk_view_from_dlpack, sk_view_from_ptr, sk_view_is_contiguous, sk_view_of,
-    sk_view_release, sk_view_required_size, sk_view_to_dlpack,
-};
-pub use vtable::{sk_vtable, SK_VTABLE_VERSION};
+pub use tma::sk_tensor_map_tiled;
+pub use types::{sk_tma_options, sk_view, sk_vtable, SK_VTABLE_VERSION};
+pub use view::{sk_view_is_contiguous, sk_view_release, sk_view_required_size, sk_view_to_dlpack};

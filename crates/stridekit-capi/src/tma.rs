@@ -2,26 +2,10 @@
 
 use crate::handle::{lookup, read};
 use crate::status::{fail, guard, non_null, sk_status, SK_ERR_INVALID};
-use crate::view::sk_view;
+use crate::types::{sk_tma_options, sk_view};
 use stridekit::tma::{
     Interleave, L2Promotion, OobFill, Swizzle, TensorMapDescriptor, TiledOptions,
 };
-
-/// Options of a tiled tensor map; a NULL `sk_tma_options*` means all defaults (zeros).
-#[repr(C)]
-#[derive(Debug, Clone, Copy)]
-pub struct sk_tma_options {
-    /// Swizzle span in bytes: 0 (none), 32, 64 or 128.
-    pub swizzle: i32,
-    /// Interleave in bytes: 0 (none), 16 or 32.
-    pub interleave: i32,
-    /// L2 promotion in bytes: 0 (none), 64, 128 or 256.
-    pub l2_promotion: i32,
-    /// Out-of-bounds fill: 0 zeros, 1 NaN (floating-point types only).
-    pub oob_fill_nan: i32,
-    /// `rank` element strides (1 to 8), or NULL for all 1.
-    pub element_strides: *const u32,
-}
 
 /// Encodes a tiled TMA descriptor of `view` into the 128 bytes at `out` (a `CUtensorMap`;
 /// copy it into 64-byte aligned storage to pass it to a kernel). `rank` must be the
@@ -47,14 +31,14 @@ pub unsafe extern "C" fn sk_tensor_map_tiled(
 ) -> sk_status {
     const OP: &str = "sk_tensor_map_tiled";
     // SAFETY: the caller's promise (a view made by another copy carries its table).
-    match unsafe { crate::vtable::route(view) } {
-        crate::vtable::Route::There(vt) => {
+    match unsafe { crate::route::route(view) } {
+        crate::route::Route::There(vt) => {
             // SAFETY: forwarded with the caller's arguments to the copy that made the view.
             let s = unsafe { (vt.tensor_map_tiled)(view, rank, box_dim, options, out) };
-            return crate::vtable::forwarded(vt, s);
+            return crate::route::forwarded(vt, s);
         }
-        crate::vtable::Route::Refused(status) => return status,
-        crate::vtable::Route::Here => {}
+        crate::route::Route::Refused(status) => return status,
+        crate::route::Route::Here => {}
     }
     guard(|| {
         non_null(OP, "out", out)?;

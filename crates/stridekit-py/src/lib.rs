@@ -1,6 +1,7 @@
 //! The `stridekit` Python package's native module: thin bindings over the Rust crates,
 //! with cuda.core's names.
 
+// Lowest first: each module uses only the ones before it (tests/layers.rs).
 mod cview;
 mod dtype;
 mod errors;
@@ -11,6 +12,7 @@ mod nvrtc;
 mod stream;
 mod tma;
 mod view;
+mod view_object;
 
 use pyo3::prelude::*;
 
@@ -18,7 +20,7 @@ use pyo3::prelude::*;
 fn _stridekit(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("CUDAError", m.py().get_type::<errors::CUDAError>())?;
     m.add_class::<layout::PyLayout>()?;
-    m.add_class::<view::PyView>()?;
+    m.add_class::<view_object::PyView>()?;
     m.add_class::<memory::PyBuffer>()?;
     m.add_class::<memory::PyMemoryResource>()?;
     m.add_class::<tma::PyTensorMap>()?;

@@ -7,6 +7,7 @@ use crate::import::{self, Protocol, LEGACY, VERSIONED};
 use crate::layout::PyLayout;
 use crate::memory::{PyBuffer, PyMemoryResource};
 use crate::stream;
+use crate::view_object::{Attributes, PyView};
 use pyo3::exceptions::{PyAttributeError, PyBufferError, PyTypeError, PyValueError};
 use pyo3::ffi;
 use pyo3::prelude::*;
@@ -14,48 +15,6 @@ use pyo3::types::{PyDict, PyTuple};
 use std::ffi::{c_void, CStr};
 use stridekit::view::DynView;
 use stridekit::{CopyOptions, MemoryKind, StridedLayout, StridedMemoryView, StridedMemoryViewMut};
-
-/// A strided view of another library's array (or of a `Buffer`): pointer, shape, strides,
-/// dtype, device; copies between any two views; DLPack export.
-#[pyclass(name = "StridedMemoryView", module = "stridekit", frozen)]
-pub struct PyView {
-    pub(crate) view: DynView<'static>,
-    exporting_obj: Py<PyAny>,
-    /// What the attribute getters return, computed once (a view never changes).
-    first: u64,
-    /// The producer gave no strides (C-contiguous by shape alone): `strides` is None, as
-    /// in cuda.core.
-    implicit_strides: bool,
-    device_id: i32,
-    device_accessible: bool,
-    volume: usize,
-    /// ptr, shape, strides and dtype as Python objects, made on first use.
-    cache: std::sync::OnceLock<Attributes>,
-    /// Held by a copy into this view: copies into one view from several threads run one
-    /// at a time, while reads of its attributes go on.
-    copy_lock: std::sync::Mutex<()>,
-}
-
-/// A view going away that holds the last share of memory whose release waits for GPU
-/// work waits for it without the GIL, so that other threads run meanwhile; the release
-/// itself (a producer's deleter may need the GIL) then runs with it.
-impl Drop for PyView {
-    fn drop(&mut self) {
-        let view = &self.view;
-        let waited = Python::attach(|py| py.detach(|| view.prepare_last_release()));
-        if let Err(e) = waited {
-            eprintln!("stridekit: waiting for the GPU work on a view being released failed: {e}");
-        }
-    }
-}
-
-/// The attributes as Python objects, made on first use (a view never changes).
-struct Attributes {
-    ptr: Py<PyAny>,
-    shape: Py<PyTuple>,
-    strides: Py<PyTuple>,
-    dtype: Py<PyAny>,
-}
 
 /// Element 0's offset (in elements) from the view's base.
 fn first_offset(v: &StridedMemoryView<'_>) -> i64 {
@@ -81,29 +40,6 @@ impl PyView {
         Ok(v)
     }
 
-    fn of(view: DynView<'static>, exporting_obj: Py<PyAny>) -> Self {
-        let l = view.layout();
-        let first = view
-            .ptr()
-            .wrapping_add_signed(l.slice_offset() * l.itemsize() as i64);
-        let volume = l.volume();
-        let (device_id, device_accessible) = match &view {
-            DynView::ReadOnly(v) => (v.device_id(), v.is_device_accessible()),
-            DynView::Writable(v) => (v.device_id(), v.is_device_accessible()),
-        };
-        PyView {
-            view,
-            exporting_obj,
-            first,
-            implicit_strides: false,
-            device_id,
-            device_accessible,
-            volume,
-            cache: std::sync::OnceLock::new(),
-            copy_lock: std::sync::Mutex::new(()),
-        }
-    }
-
     fn cached(&self, py: Python<'_>) -> PyResult<&Attributes> {
         if let Some(c) = self.cache.get() {
             return Ok(c);
@@ -116,17 +52,6 @@ impl PyView {
             dtype: dtype::to_numpy(py, self.view.dtype())?,
         };
         Ok(self.cache.get_or_init(|| made))
-    }
-
-    /// A read-only view of the same memory that keeps it alive by itself (for descriptors
-    /// that outlive this object).
-    pub(crate) fn static_alias(&self) -> StridedMemoryView<'static> {
-        match &self.view {
-            DynView::ReadOnly(v) => v.clone(),
-            // SAFETY: Python has no aliasing rules; a descriptor only describes the
-            // memory, and ordering kernels against writes is the caller's, as in cuda.core.
-            DynView::Writable(v) => unsafe { v.shared_alias() },
-        }
     }
 
     fn read(&self) -> StridedMemoryView<'_> {

@@ -121,7 +121,10 @@ fn the_table_matches_cuda_12_0() {
         return;
     };
     let h = std::fs::read_to_string(header).unwrap();
-    assert!(h.contains("#define CUDA_VERSION 12000"), "not CUDA 12.0's cuda.h");
+    assert!(
+        h.contains("#define CUDA_VERSION 12000"),
+        "not CUDA 12.0's cuda.h"
+    );
     let declared: BTreeSet<String> = h
         .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
         .filter(|w| w.starts_with("cu") && w.len() > 2)
@@ -133,7 +136,11 @@ fn the_table_matches_cuda_12_0() {
         if newer(&version) == there {
             wrong.push(format!(
                 "{name}: listed as CUDA {version}, {} CUDA 12.0's cuda.h",
-                if there { "but declared in" } else { "but missing from" }
+                if there {
+                    "but declared in"
+                } else {
+                    "but missing from"
+                }
             ));
         }
     }

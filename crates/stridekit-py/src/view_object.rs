@@ -1,0 +1,85 @@
+//! The `StridedMemoryView` object itself: what it holds, how it is made from a Rust view,
+//! and how it goes away (its Python methods are in `view`).
+
+use pyo3::prelude::*;
+use pyo3::types::PyTuple;
+use stridekit::view::DynView;
+use stridekit::StridedMemoryView;
+
+/// A strided view of another library's array (or of a `Buffer`): pointer, shape, strides,
+/// dtype, device; copies between any two views; DLPack export.
+#[pyclass(name = "StridedMemoryView", module = "stridekit", frozen)]
+pub struct PyView {
+    pub(crate) view: DynView<'static>,
+    pub(crate) exporting_obj: Py<PyAny>,
+    /// What the attribute getters return, computed once (a view never changes).
+    pub(crate) first: u64,
+    /// The producer gave no strides (C-contiguous by shape alone): `strides` is None, as
+    /// in cuda.core.
+    pub(crate) implicit_strides: bool,
+    pub(crate) device_id: i32,
+    pub(crate) device_accessible: bool,
+    pub(crate) volume: usize,
+    /// ptr, shape, strides and dtype as Python objects, made on first use.
+    pub(crate) cache: std::sync::OnceLock<Attributes>,
+    /// Held by a copy into this view: copies into one view from several threads run one
+    /// at a time, while reads of its attributes go on.
+    pub(crate) copy_lock: std::sync::Mutex<()>,
+}
+
+/// A view going away that holds the last share of memory whose release waits for GPU
+/// work waits for it without the GIL, so that other threads run meanwhile; the release
+/// itself (a producer's deleter may need the GIL) then runs with it.
+impl Drop for PyView {
+    fn drop(&mut self) {
+        let view = &self.view;
+        let waited = Python::attach(|py| py.detach(|| view.prepare_last_release()));
+        if let Err(e) = waited {
+            eprintln!("stridekit: waiting for the GPU work on a view being released failed: {e}");
+        }
+    }
+}
+
+/// The attributes as Python objects, made on first use (a view never changes).
+pub(crate) struct Attributes {
+    pub(crate) ptr: Py<PyAny>,
+    pub(crate) shape: Py<PyTuple>,
+    pub(crate) strides: Py<PyTuple>,
+    pub(crate) dtype: Py<PyAny>,
+}
+
+impl PyView {
+    pub(crate) fn of(view: DynView<'static>, exporting_obj: Py<PyAny>) -> Self {
+        let l = view.layout();
+        let first = view
+            .ptr()
+            .wrapping_add_signed(l.slice_offset() * l.itemsize() as i64);
+        let volume = l.volume();
+        let (device_id, device_accessible) = match &view {
+            DynView::ReadOnly(v) => (v.device_id(), v.is_device_accessible()),
+            DynView::Writable(v) => (v.device_id(), v.is_device_accessible()),
+        };
+        PyView {
+            view,
+            exporting_obj,
+            first,
+            implicit_strides: false,
+            device_id,
+            device_accessible,
+            volume,
+            cache: std::sync::OnceLock::new(),
+            copy_lock: std::sync::Mutex::new(()),
+        }
+    }
+
+    /// A read-only view of the same memory that keeps it alive by itself (for descriptors
+    /// that outlive this object).
+    pub(crate) fn static_alias(&self) -> StridedMemoryView<'static> {
+        match &self.view {
+            DynView::ReadOnly(v) => v.clone(),
+            // SAFETY: Python has no aliasing rules; a descriptor only describes the
+            // memory, and ordering kernels against writes is the caller's, as in cuda.core.
+            DynView::Writable(v) => unsafe { v.shared_alias() },
+        }
+    }
+}
