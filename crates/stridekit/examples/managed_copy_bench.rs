@@ -80,7 +80,7 @@ fn main() -> R<()> {
             // 0: no prefetch; 1: the engine's rule; 2: an explicit prefetch first.
             let mut times = [vec![], vec![], vec![]];
             for round in 0..ROUNDS {
-                for k in 0..3 {
+                for (k, t_k) in times.iter_mut().enumerate() {
                     // The CPU writes the source: its pages are on the host now.
                     // SAFETY: host-accessible managed memory; nothing else uses it (the
                     // stream is idle: synchronised below after every copy).
@@ -104,7 +104,7 @@ fn main() -> R<()> {
                     )?;
                     dst.copy_from_with(&src, Some(&stream), if k == 1 { &auto } else { &off })?;
                     stream.synchronize().map_err(bench_err)?;
-                    times[k].push(t.elapsed().as_secs_f64() * 1e3);
+                    t_k.push(t.elapsed().as_secs_f64() * 1e3);
                 }
             }
             let med = |v: &mut Vec<f64>| {
@@ -119,7 +119,7 @@ fn main() -> R<()> {
             stream.synchronize().map_err(bench_err)?;
             let mut resident = [vec![], vec![], vec![]];
             for _ in 0..ROUNDS {
-                for k in 0..3 {
+                for (k, r_k) in resident.iter_mut().enumerate() {
                     let from = if k == 2 { &dev_src } else { &*src_buf };
                     let src =
                         StridedMemoryView::from_buffer(from, src_l.clone(), Some(DType::U32))?;
@@ -131,7 +131,7 @@ fn main() -> R<()> {
                     let t = Instant::now();
                     dst.copy_from_with(&src, Some(&stream), if k == 1 { &auto } else { &off })?;
                     stream.synchronize().map_err(bench_err)?;
-                    resident[k].push(t.elapsed().as_secs_f64() * 1e3);
+                    r_k.push(t.elapsed().as_secs_f64() * 1e3);
                 }
             }
             let (r_off, r_auto, r_dev) = (
