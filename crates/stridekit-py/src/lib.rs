@@ -5,6 +5,7 @@
 mod cview;
 mod dtype;
 mod errors;
+mod exchange;
 mod import;
 mod layout;
 mod memory;

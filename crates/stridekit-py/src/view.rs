@@ -143,6 +143,19 @@ impl PyView {
         PyView::import(obj, stream_ptr, Protocol::Any)
     }
 
+    /// DLPack 1.3's C exchange API (a capsule named "dlpack_exchange_api" holding the
+    /// function table): consumers take views without the Python protocol.
+    #[classattr]
+    fn __dlpack_c_exchange_api__(py: Python<'_>) -> PyResult<Py<PyAny>> {
+        crate::exchange::capsule(py)
+    }
+
+    /// The same table under the name some consumers look for.
+    #[classattr]
+    fn __c_dlpack_exchange_api__(py: Python<'_>) -> PyResult<Py<PyAny>> {
+        crate::exchange::capsule(py)
+    }
+
     /// A view through DLPack only (`__dlpack__`, or the C exchange API).
     #[classmethod]
     #[pyo3(signature = (obj, stream_ptr = None))]

@@ -15,6 +15,7 @@ const LAYERS: &[&str] = &[
     "import",      // DLPack, CUDA Array Interface and array interface imports
     "nvrtc",       // where NVRTC may live in a Python environment
     "view_object", // the StridedMemoryView object: its fields, making and dropping it
+    "exchange",    // the DLPack C exchange API of StridedMemoryView
     "tma",         // TensorMapDescriptor
     "view",        // StridedMemoryView's Python methods
     "lib",

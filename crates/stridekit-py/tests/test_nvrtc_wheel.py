@@ -6,6 +6,7 @@ folder) is covered by an empty file; the wheel's copy stays. Needs a GPU, root (
 namespace), `unshare`, and the wheel.
 """
 import glob
+from typing import Any
 import os
 import shutil
 import subprocess
@@ -43,7 +44,7 @@ print("nvrtc from", sorted(set(maps))[0] if maps else "nowhere")
 """
 
 
-def _wheel_dir():
+def _wheel_dir() -> "str | None":
     for site in sys.path:
         for sub in ("nvidia/cu13/lib", "nvidia/cuda_nvrtc/lib"):
             if glob.glob(os.path.join(site, sub, "libnvrtc.so.1*")):
@@ -51,9 +52,9 @@ def _wheel_dir():
     return None
 
 
-def _loader_copies(wheel):
+def _loader_copies(wheel: str) -> "list[str]":
     """Every NVRTC file the loader could find, outside the wheel's folder."""
-    found = set()
+    found: "set[str]" = set()
     try:
         out = subprocess.run(["ldconfig", "-p"], capture_output=True, text=True).stdout
         found.update(line.split("=>")[-1].strip() for line in out.splitlines() if "libnvrtc" in line)
@@ -70,7 +71,7 @@ def _loader_copies(wheel):
 
 
 @pytest.mark.skipif(not stridekit.cuda_available, reason="needs a CUDA device")
-def test_a_copy_compiles_its_kernel_with_only_the_nvrtc_wheel(tmp_path):
+def test_a_copy_compiles_its_kernel_with_only_the_nvrtc_wheel(tmp_path: Any) -> None:
     wheel = _wheel_dir()
     if wheel is None:
         pytest.skip("the nvidia-cuda-nvrtc wheel is not installed")

@@ -1,6 +1,6 @@
 """Types of stridekit's native module (re-exported by ``stridekit``)."""
 
-from typing import Any, Dict, Optional, Sequence, SupportsIndex, Tuple, Union
+from typing import Any, ClassVar, Dict, Optional, Sequence, SupportsIndex, Tuple, Union
 
 import numpy
 
@@ -183,6 +183,10 @@ class TensorMapDescriptor:
 
 class StridedMemoryView:
     """A strided view of another library's array or of a :class:`Buffer`."""
+
+    __dlpack_c_exchange_api__: ClassVar[Any]
+    """DLPack 1.3's C exchange API: a capsule named "dlpack_exchange_api"."""
+    __c_dlpack_exchange_api__: ClassVar[Any]
 
     def __init__(self, obj: object, stream_ptr: StreamLike = None) -> None: ...
     @classmethod

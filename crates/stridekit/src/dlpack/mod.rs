@@ -38,7 +38,7 @@ pub use dlpark::ffi::{
     DLPackExchangeAPI, DLTensor,
 };
 pub use dlpark::DlpackFlags;
-pub(crate) use export::{export, ExportSpec};
+pub(crate) use export::{dl_device, dl_dtype, export, ExportSpec};
 pub use import::DlpackTensor;
 pub(crate) use import::{describe_memory, Claim, Described};
 

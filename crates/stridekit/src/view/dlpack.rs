@@ -231,6 +231,28 @@ impl StridedMemoryViewBase<'static, ReadWrite> {
 }
 
 impl<A: Access> StridedMemoryViewBase<'_, A> {
+    /// A non-owning `DLTensor` of this view (DLPack's exchange without ownership): `data`
+    /// is element 0's address (`byte_offset` 0), `shape` and `strides` point into this
+    /// view's layout, so the struct is valid only while the view is alive and not moved,
+    /// and its consumer must not write through those two pointers. A view without a dtype
+    /// is described as unsigned integers of its itemsize (1, 2, 4 or 8 bytes).
+    pub fn dltensor(&self) -> Result<DLTensor> {
+        let l = self.layout();
+        let first = self
+            .ptr()
+            .wrapping_add_signed(l.slice_offset() * l.itemsize() as i64);
+        let ndim = i32::try_from(l.ndim()).map_err(|_| invalid("dltensor", "too many axes"))?;
+        Ok(DLTensor {
+            data: first as *mut std::ffi::c_void,
+            device: crate::dlpack::dl_device(self.kind(), self.device_id()),
+            ndim,
+            dtype: crate::dlpack::dl_dtype(self.dtype(), l.itemsize())?,
+            shape: l.shape().as_ptr() as *mut i64,
+            strides: l.strides().as_ptr() as *mut i64,
+            byte_offset: 0,
+        })
+    }
+
     /// Orders a consumer's stream after the GPU work stridekit recorded on this view's
     /// memory, as the producer side of an exchange (`__dlpack__(stream=...)`, the CUDA
     /// Array Interface's `stream`) must: a consumer that may write waits for every
