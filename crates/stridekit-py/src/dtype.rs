@@ -97,6 +97,80 @@ fn numpy_dtype(py: Python<'_>, d: DType) -> PyResult<Py<PyAny>> {
 }
 
 /// A dtype given as a `numpy.dtype`, a type, or a string; None stays None.
+/// An element type as a Python caller gave it: a dtype stridekit knows, or a NumPy dtype
+/// it has no name for (records, padded and void types, fixed-width strings, datetimes),
+/// kept as given and moved as its bytes.
+pub(crate) enum Element {
+    Known(DType),
+    Opaque { numpy: Py<PyAny>, itemsize: usize },
+}
+
+impl Element {
+    pub(crate) fn itemsize(&self) -> usize {
+        match self {
+            Element::Known(d) => d.itemsize(),
+            Element::Opaque { itemsize, .. } => *itemsize,
+        }
+    }
+
+    /// The dtype the Rust view carries (opaque elements carry none: their bytes move).
+    pub(crate) fn dtype(&self) -> Option<DType> {
+        match self {
+            Element::Known(d) => Some(*d),
+            Element::Opaque { .. } => None,
+        }
+    }
+
+    /// The NumPy dtype a view reports for opaque elements.
+    pub(crate) fn opaque(&self, py: Python<'_>) -> Option<Py<PyAny>> {
+        match self {
+            Element::Known(_) => None,
+            Element::Opaque { numpy, .. } => Some(numpy.clone_ref(py)),
+        }
+    }
+}
+
+/// [`from_py`], keeping dtypes stridekit has no name for as opaque elements of their
+/// itemsize. Object arrays are refused: Python objects have no place in GPU memory.
+pub(crate) fn element_from_py(obj: Option<&Bound<'_, PyAny>>) -> PyResult<Option<Element>> {
+    let Some(o) = obj else { return Ok(None) };
+    if o.is_none() {
+        return Ok(None);
+    }
+    match from_py(Some(o)) {
+        Ok(Some(d)) => Ok(Some(Element::Known(d))),
+        Ok(None) => Ok(None),
+        Err(e) => {
+            let py = o.py();
+            let dt = py.import("numpy")?.call_method1("dtype", (o,))?;
+            let kind: String = dt.getattr("kind")?.extract()?;
+            if !dt.getattr("isnative")?.extract::<bool>()? || kind == "O" {
+                return Err(e);
+            }
+            let itemsize: usize = dt.getattr("itemsize")?.extract()?;
+            if itemsize == 0 {
+                return Err(pyo3::exceptions::PyValueError::new_err(format!(
+                    "dtype {} has itemsize 0; a view needs elements of at least one byte",
+                    dt.str()?
+                )));
+            }
+            Ok(Some(Element::Opaque {
+                numpy: dt.unbind(),
+                itemsize,
+            }))
+        }
+    }
+}
+
+/// NumPy's opaque dtype of `itemsize` bytes (`V<itemsize>`), what cuda.core reports for
+/// elements it has no type for (record arrays through the array interface).
+pub(crate) fn void(py: Python<'_>, itemsize: usize) -> PyResult<Py<PyAny>> {
+    Ok(py
+        .import("numpy")?
+        .call_method1("dtype", (format!("V{itemsize}"),))?
+        .unbind())
+}
+
 pub(crate) fn from_py(obj: Option<&Bound<'_, PyAny>>) -> PyResult<Option<DType>> {
     let Some(o) = obj else { return Ok(None) };
     if o.is_none() {

@@ -37,6 +37,10 @@ impl PyView {
         let read = import::import(obj, sp, protocol)?;
         let mut v = PyView::of(read.view, obj.clone().unbind());
         v.implicit_strides = read.implicit_strides;
+        if v.view.dtype().is_none() {
+            // As cuda.core: elements without a type (a record array, say) are V<itemsize>.
+            v.opaque_dtype = Some(dtype::void(obj.py(), v.view.layout().itemsize())?);
+        }
         Ok(v)
     }
 
@@ -49,7 +53,10 @@ impl PyView {
             ptr: self.first.into_pyobject(py)?.into_any().unbind(),
             shape: PyTuple::new(py, l.shape())?.unbind(),
             strides: PyTuple::new(py, l.strides())?.unbind(),
-            dtype: dtype::to_numpy(py, self.view.dtype())?,
+            dtype: match (&self.opaque_dtype, self.view.dtype()) {
+                (Some(o), None) => o.clone_ref(py),
+                (_, d) => dtype::to_numpy(py, d)?,
+            },
         };
         Ok(self.cache.get_or_init(|| made))
     }
@@ -213,7 +220,9 @@ impl PyView {
         dtype: Option<&Bound<'_, PyAny>>,
         is_readonly: bool,
     ) -> PyResult<Self> {
-        let dt = dtype::from_py(dtype)?;
+        let element = dtype::element_from_py(dtype)?;
+        let dt = element.as_ref().and_then(dtype::Element::dtype);
+        let opaque = element.as_ref().and_then(|e| e.opaque(buffer.py()));
         let mut implicit = false;
         let l = match shape.downcast::<PyLayout>() {
             Ok(layout) => {
@@ -233,20 +242,17 @@ impl PyView {
             }
             Err(_) => {
                 let shape: Vec<i64> = shape.extract()?;
-                let isz = match (itemsize, dt) {
-                    (Some(i), Some(d)) if i != d.itemsize() => {
+                let isz = match (itemsize, &element) {
+                    (Some(i), Some(e)) if i != e.itemsize() => {
                         return Err(PyValueError::new_err(format!(
-                            "from_buffer: itemsize {i} differs from dtype {d:?}'s {}",
-                            d.itemsize()
+                            "from_buffer: itemsize {i} differs from the dtype's {}",
+                            e.itemsize()
                         )))
                     }
                     (Some(i), _) => i,
-                    (None, Some(d)) => d.itemsize(),
-                    (None, None) => {
-                        return Err(PyTypeError::new_err(
-                            "from_buffer: give itemsize or dtype, so the element size is known",
-                        ))
-                    }
+                    (None, Some(e)) => e.itemsize(),
+                    // As cuda.core: bytes, when neither is given.
+                    (None, None) => 1,
                 };
                 implicit = strides.is_none();
                 match strides {
@@ -256,6 +262,15 @@ impl PyView {
                 .py_err()?
             }
         };
+        if let Some(e) = element.as_ref().filter(|e| e.dtype().is_none()) {
+            if e.itemsize() != l.itemsize() {
+                return Err(PyValueError::new_err(format!(
+                    "from_buffer: the dtype's itemsize {} differs from the layout's {}",
+                    e.itemsize(),
+                    l.itemsize()
+                )));
+            }
+        }
         let b = buffer.get().inner.clone();
         let view = if is_readonly {
             DynView::ReadOnly(StridedMemoryView::from_shared_buffer(b, l, dt).py_err()?)
@@ -268,6 +283,7 @@ impl PyView {
         };
         let mut v = PyView::of(view, buffer.clone().into_any().unbind());
         v.implicit_strides = implicit;
+        v.opaque_dtype = opaque;
         Ok(v)
     }
 
@@ -284,9 +300,26 @@ impl PyView {
             Some(l) => me.to_internal(&l.inner)?,
             None => r.layout().clone(),
         };
-        let dt = match dtype {
-            Some(d) => dtype::from_py(Some(d))?,
-            None => r.dtype(),
+        let py = slf.py();
+        let (dt, opaque) = match dtype::element_from_py(dtype)? {
+            Some(e) => {
+                if e.dtype().is_none() && e.itemsize() != l.itemsize() {
+                    return Err(PyValueError::new_err(format!(
+                        "view: the dtype's itemsize {} differs from the layout's {}",
+                        e.itemsize(),
+                        l.itemsize()
+                    )));
+                }
+                (e.dtype(), e.opaque(py))
+            }
+            // The same elements: an opaque dtype carries over where the itemsize does.
+            None => (
+                r.dtype(),
+                me.opaque_dtype
+                    .as_ref()
+                    .filter(|_| l.itemsize() == r.layout().itemsize())
+                    .map(|o| o.clone_ref(py)),
+            ),
         };
         let first = r
             .ptr()
@@ -311,7 +344,9 @@ impl PyView {
                     .py_err()?,
             )
         };
-        Ok(PyView::of(view, me.exporting_obj.clone_ref(slf.py())))
+        let mut v = PyView::of(view, me.exporting_obj.clone_ref(py));
+        v.opaque_dtype = opaque;
+        Ok(v)
     }
 
     /// Address of element (0, ..., 0).
@@ -573,8 +608,13 @@ impl PyView {
         crate::cview::capsule(py, &self.view)
     }
 
-    fn __repr__(&self) -> String {
+    fn __repr__(&self, py: Python<'_>) -> String {
         let r = self.read();
+        let opaque = self
+            .opaque_dtype
+            .as_ref()
+            .and_then(|o| o.bind(py).str().ok())
+            .map(|s| s.to_string());
         let t = |v: &[i64]| {
             let p: Vec<String> = v.iter().map(|x| x.to_string()).collect();
             if p.len() == 1 {
@@ -589,7 +629,11 @@ impl PyView {
             t(r.shape()),
             t(r.layout().strides()),
             r.layout().itemsize(),
-            r.dtype().map_or("None".to_string(), |d| format!("{d:?}").to_lowercase()),
+            match (r.dtype(), opaque) {
+                (Some(d), _) => format!("{d:?}").to_lowercase(),
+                (None, Some(o)) => o,
+                (None, None) => "None".to_string(),
+            },
             r.device_id(),
             if self.view.is_read_only() { "True" } else { "False" }
         )

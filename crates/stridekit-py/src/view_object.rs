@@ -25,6 +25,9 @@ pub struct PyView {
     /// Held by a copy into this view: copies into one view from several threads run one
     /// at a time, while reads of its attributes go on.
     pub(crate) copy_lock: std::sync::Mutex<()>,
+    /// The NumPy dtype of elements stridekit has no type for (records, padded types),
+    /// reported by `dtype` where the Rust view carries none.
+    pub(crate) opaque_dtype: Option<Py<PyAny>>,
 }
 
 /// A view going away that holds the last share of memory whose release waits for GPU
@@ -69,6 +72,7 @@ impl PyView {
             volume,
             cache: std::sync::OnceLock::new(),
             copy_lock: std::sync::Mutex::new(()),
+            opaque_dtype: None,
         }
     }
 

@@ -61,12 +61,43 @@ def test_from_buffer_takes_shape_strides_itemsize_and_dtype() -> None:
     assert (v.shape, v.strides, v.layout.strides, str(v.dtype)) == ((4, 6), None, (6, 1), "float32")
     t = stridekit.StridedMemoryView.from_buffer(buf, (6, 4), (1, 6), itemsize=4, is_readonly=True)
     assert (t.shape, t.strides, t.dtype, t.readonly) == ((6, 4), (1, 6), None, True)
-    with pytest.raises(TypeError, match="itemsize or dtype"):
-        stridekit.StridedMemoryView.from_buffer(buf, (4, 6))
+    # Neither itemsize nor dtype: bytes, as in cuda.core.
+    b = stridekit.StridedMemoryView.from_buffer(buf, (4, 6))
+    assert (b.shape, b.layout.itemsize, b.dtype) == ((4, 6), 1, None)
     with pytest.raises(ValueError, match="itemsize 8 differs"):
         stridekit.StridedMemoryView.from_buffer(buf, (4, 6), itemsize=8, dtype=np.float32)
     with pytest.raises(ValueError):
         stridekit.StridedMemoryView.from_buffer(buf, (5, 6), dtype=np.float32)  # too big
+
+
+def test_record_and_padded_element_types_are_viewed_sliced_and_copied() -> None:
+    rec_t = np.dtype([("a", "<i4"), ("b", "i1")])  # 5 bytes, no stridekit type
+    src = np.zeros(12, rec_t)
+    src["a"] = np.arange(12) * 7
+    src["b"] = np.arange(12) - 6
+    buf = stridekit.Buffer.from_handle(src.ctypes.data, src.nbytes, owner=src)
+    v = stridekit.StridedMemoryView.from_buffer(buf, (3, 4), dtype=rec_t)
+    assert (v.shape, v.layout.itemsize, v.dtype) == ((3, 4), 5, rec_t)
+    back = np.asarray(v)
+    assert back.dtype == rec_t and back.tobytes() == src.tobytes()
+    # Sliced: the record type carries over.
+    s = v.view(v.layout[1:, ::2])
+    assert s.dtype == rec_t and np.asarray(s).tolist() == src.reshape(3, 4)[1:, ::2].tolist()
+    # Copied as bytes into another record view, transposed.
+    dst = np.zeros(12, rec_t)
+    dbuf = stridekit.Buffer.from_handle(dst.ctypes.data, dst.nbytes, owner=dst)
+    d = stridekit.StridedMemoryView.from_buffer(dbuf, (4, 3), dtype=rec_t)
+    d.copy_from(v.view(v.layout.permuted((1, 0))))
+    assert dst.reshape(4, 3).tolist() == src.reshape(3, 4).T.tolist()
+    # A padded 12-byte type through the array interface is V12, as in cuda.core.
+    padded = np.zeros(4, np.dtype({"names": ["x"], "formats": ["<i4"], "itemsize": 12}))
+    p = stridekit.StridedMemoryView(padded)
+    assert p.dtype == np.dtype("V12") and p.layout.itemsize == 12
+    # The itemsize must agree with the layout's; object arrays are refused.
+    with pytest.raises(ValueError, match="itemsize"):
+        stridekit.StridedMemoryView.from_buffer(buf, (3, 4), itemsize=4, dtype=rec_t)
+    with pytest.raises(TypeError):
+        stridekit.StridedMemoryView.from_buffer(buf, (2,), dtype=object)
 
 
 def test_buffer_from_handle_returns_memory_to_its_resource() -> None:

@@ -116,8 +116,8 @@ def test_an_owning_tensor_round_trips_into_a_view() -> None:
 
 def test_a_view_without_a_dtype_is_a_buffer_error() -> None:
     rec = np.zeros(5, dtype=[("a", "<i4"), ("b", "<f2")])
-    untyped = StridedMemoryView(rec)  # a record names no dtype
-    assert untyped.dtype is None
+    untyped = StridedMemoryView(rec)  # a record: opaque V6 elements, no DLPack type
+    assert untyped.dtype == np.dtype("V6")
     with pytest.raises(BufferError):
         api().dltensor_from(untyped, ctypes.byref(DLTensor()))
 

@@ -229,11 +229,13 @@ def test_typestrs_are_read_completely() -> None:
     # Exact itemsizes: unicode is 4 bytes a character.
     u = np.array(["abc", "de"], dtype="<U3")
     v = StridedMemoryView(Iface(u))
-    assert (v.dtype, v.layout.strides, v.strides, v.shape) == (None, (1,), None, (2,))
+    # Elements stridekit has no type for are V<itemsize>, as in cuda.core.
+    assert (v.dtype, v.layout.strides, v.strides, v.shape) == (np.dtype("V12"), (1,), None, (2,))
     assert v.layout.itemsize == 12
-    # Plain records have no dtype but keep their size.
+    # Plain records keep their size.
     r = np.zeros(3, dtype=[("a", "<i4"), ("b", "<f8")])
-    assert StridedMemoryView(Iface(r)).layout.itemsize == r.itemsize
+    rv = StridedMemoryView(Iface(r))
+    assert rv.layout.itemsize == r.itemsize and rv.dtype == np.dtype("V12")
     for bad in ["<f", "<f0", "!f4", "<q4", ""]:
         with pytest.raises(ValueError, match="typestr"):
             StridedMemoryView(Iface(np.zeros(2, np.float32), typestr=bad))
@@ -322,7 +324,7 @@ def test_views_without_a_dtype_leave_as_their_bytes() -> None:
     rec = np.zeros(5, dtype=[("a", "<i4"), ("b", "<f2")])
     rec["a"] = np.arange(5)
     v = StridedMemoryView(rec)
-    assert v.dtype is None  # a record through the array interface names no dtype
+    assert v.dtype == np.dtype("V6")  # a record through the array interface: V6, as in cuda.core
     assert v.__array_interface__["typestr"] == "|V6"
     out = np.asarray(v)
     assert out.dtype == np.dtype("V6") and out.tobytes() == rec.tobytes()
