@@ -57,13 +57,17 @@ static TABLE: Table = Table(DLPackExchangeAPI {
     current_work_stream: Some(current_work_stream),
 });
 
-/// The capsule of the table, for the class attributes.
+/// The capsule of the table, made once: both class attributes are this one object.
 pub(crate) fn capsule(py: Python<'_>) -> PyResult<Py<PyAny>> {
-    let ptr = &TABLE.0 as *const DLPackExchangeAPI as *mut c_void;
-    // SAFETY: a static's address, never freed; no destructor.
-    let cap = unsafe { ffi::PyCapsule_New(ptr, CAPSULE.as_ptr(), None) };
-    // SAFETY: a new reference, or NULL with an exception set.
-    unsafe { Bound::from_owned_ptr_or_err(py, cap) }.map(Bound::unbind)
+    static ONCE: pyo3::sync::PyOnceLock<Py<PyAny>> = pyo3::sync::PyOnceLock::new();
+    ONCE.get_or_try_init(py, || {
+        let ptr = &TABLE.0 as *const DLPackExchangeAPI as *mut c_void;
+        // SAFETY: a static's address, never freed; no destructor.
+        let cap = unsafe { ffi::PyCapsule_New(ptr, CAPSULE.as_ptr(), None) };
+        // SAFETY: a new reference, or NULL with an exception set.
+        unsafe { Bound::from_owned_ptr_or_err(py, cap) }.map(Bound::unbind)
+    })
+    .map(|c| c.clone_ref(py))
 }
 
 /// Runs `f` with the GIL the caller holds; an error becomes the Python exception and -1.

@@ -251,8 +251,12 @@ impl PyView {
                     }
                     (Some(i), _) => i,
                     (None, Some(e)) => e.itemsize(),
-                    // As cuda.core: bytes, when neither is given.
-                    (None, None) => 1,
+                    // As cuda.core's tests expect: a ValueError.
+                    (None, None) => {
+                        return Err(PyValueError::new_err(
+                            "from_buffer: itemsize or dtype must be specified, so the element size is known",
+                        ))
+                    }
                 };
                 implicit = strides.is_none();
                 match strides {
