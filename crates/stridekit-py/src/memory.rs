@@ -59,7 +59,7 @@ impl PyBuffer {
     /// memory's kind and device are asked of the driver.
     #[staticmethod]
     #[pyo3(signature = (ptr, size, mr = None, owner = None, *, stream = None))]
-    fn from_handle(
+    pub(crate) fn from_handle(
         py: Python<'_>,
         ptr: &Bound<'_, PyAny>,
         size: usize,

@@ -208,12 +208,13 @@ impl PyView {
     /// A view of `buffer`: `shape` and `strides` (in elements; None: C-contiguous)
     /// with `itemsize` bytes per element or a `dtype` (one is needed; both must agree),
     /// offsets from the buffer's start. A `StridedLayout` may stand for shape, strides
-    /// and itemsize.
+    /// and itemsize. `buffer` is a stridekit `Buffer`, or another library's buffer with
+    /// `handle` and `size` (cuda.core's `Buffer`), which the view keeps alive.
     #[classmethod]
     #[pyo3(signature = (buffer, shape, strides = None, *, itemsize = None, dtype = None, is_readonly = false))]
     fn from_buffer(
         _cls: &Bound<'_, pyo3::types::PyType>,
-        buffer: &Bound<'_, PyBuffer>,
+        buffer: &Bound<'_, PyAny>,
         shape: &Bound<'_, PyAny>,
         strides: Option<Vec<i64>>,
         itemsize: Option<usize>,
@@ -275,7 +276,23 @@ impl PyView {
                 )));
             }
         }
-        let b = buffer.get().inner.clone();
+        let b = match buffer.cast::<PyBuffer>() {
+            Ok(own) => own.get().inner.clone(),
+            Err(_) => {
+                let py = buffer.py();
+                let (handle, size) = match (buffer.getattr("handle"), buffer.getattr("size")) {
+                    (Ok(h), Ok(s)) => (h, s.extract::<usize>()?),
+                    _ => {
+                        return Err(PyTypeError::new_err(
+                            "from_buffer: buffer must be a stridekit Buffer or have `handle` and `size` (cuda.core's Buffer)",
+                        ))
+                    }
+                };
+                PyBuffer::from_handle(py, &handle, size, None, Some(buffer.clone().unbind()), None)?
+                    .inner
+                    .clone()
+            }
+        };
         let view = if is_readonly {
             DynView::ReadOnly(StridedMemoryView::from_shared_buffer(b, l, dt).py_err()?)
         } else {

@@ -70,6 +70,20 @@ def test_from_buffer_takes_shape_strides_itemsize_and_dtype() -> None:
         stridekit.StridedMemoryView.from_buffer(buf, (5, 6), dtype=np.float32)  # too big
 
 
+def test_from_buffer_takes_another_librarys_buffer() -> None:
+    class Foreign:  # what cuda.core's Buffer offers: handle and size
+        def __init__(self, a: np.ndarray) -> None:
+            self.a, self.handle, self.size = a, a.ctypes.data, a.nbytes
+
+    a = np.arange(12, dtype=np.int32)
+    f = Foreign(a)
+    v = stridekit.StridedMemoryView.from_buffer(f, (3, 4), dtype=np.int32)
+    assert v.exporting_obj is f and v.ptr == a.ctypes.data
+    assert np.asarray(v).tolist() == a.reshape(3, 4).tolist()
+    with pytest.raises(TypeError, match="handle"):
+        stridekit.StridedMemoryView.from_buffer(object(), (3,), dtype=np.int32)
+
+
 def test_record_and_padded_element_types_are_viewed_sliced_and_copied() -> None:
     rec_t = np.dtype([("a", "<i4"), ("b", "i1")])  # 5 bytes, no stridekit type
     src = np.zeros(12, rec_t)

@@ -200,7 +200,7 @@ class StridedMemoryView:
     @classmethod
     def from_buffer(
         cls,
-        buffer: Buffer,
+        buffer: Any,
         shape: Union[Sequence[int], StridedLayout],
         strides: Optional[Sequence[int]] = None,
         *,
