@@ -34,6 +34,9 @@ impl PyView {
         protocol: Protocol,
     ) -> PyResult<Self> {
         let sp = stream::handle(stream_ptr)?;
+        if let Ok(other) = obj.cast::<PyView>() {
+            return PyView::of_view(other, sp);
+        }
         let read = import::import(obj, sp, protocol)?;
         let mut v = PyView::of(read.view, obj.clone().unbind());
         v.implicit_strides = read.implicit_strides;
@@ -41,6 +44,42 @@ impl PyView {
             // As cuda.core: elements without a type (a record array, say) are V<itemsize>.
             v.opaque_dtype = Some(dtype::void(obj.py(), v.view.layout().itemsize())?);
         }
+        Ok(v)
+    }
+
+    /// A view of another stridekit view: the same memory, layout, dtype and read-only
+    /// flag, kept alive by `other` (no protocol in between); a consumer stream waits for
+    /// the GPU work recorded on the memory, as `__dlpack__(stream=...)` orders it.
+    fn of_view(other: &Bound<'_, PyView>, stream_ptr: Option<i64>) -> PyResult<Self> {
+        let o = other.get();
+        if stream_ptr != Some(-1) {
+            let consumer = stream::exchange_of(stream_ptr)?;
+            let may_write = matches!(o.view, DynView::Writable(_));
+            // SAFETY: a stream handle given to a view constructor is the caller's live
+            // stream (trusted as every CUDA binding for Python trusts it).
+            unsafe { o.view.as_view().order_consumer(consumer, may_write) }.py_err()?;
+        }
+        let r = o.read();
+        let l = r.layout();
+        let first = r
+            .ptr()
+            .wrapping_add_signed(l.slice_offset() * l.itemsize() as i64);
+        let at_zero = StridedLayout::new(l.shape(), l.strides(), l.itemsize()).py_err()?;
+        let owner = other.clone().into_any().unbind();
+        let view = match &o.view {
+            DynView::ReadOnly(v) => DynView::ReadOnly(v.clone()),
+            // SAFETY: `owner` keeps the parent (and so the memory) alive; the span is the
+            // parent's own; Python has no aliasing rules (as in cuda.core).
+            DynView::Writable(_) => DynView::Writable(
+                unsafe {
+                    StridedMemoryViewMut::from_foreign_span_mut(first, &at_zero, r.dtype(), owner)
+                }
+                .py_err()?,
+            ),
+        };
+        let mut v = PyView::of(view, other.clone().into_any().unbind());
+        v.implicit_strides = o.implicit_strides;
+        v.opaque_dtype = o.opaque_dtype.as_ref().map(|d| d.clone_ref(other.py()));
         Ok(v)
     }
 

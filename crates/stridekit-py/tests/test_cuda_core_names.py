@@ -173,3 +173,19 @@ def test_get_include_has_the_header_and_the_pxd() -> None:
         assert os.path.isfile(os.path.join(inc, f)), f
     with open(os.path.join(inc, "stridekit.h")) as h:
         assert "typedef struct sk_view {" in h.read()
+
+
+def test_a_view_of_a_view_keeps_its_flags_and_dtype() -> None:
+    a = np.arange(12, dtype=np.float32)
+    buf = stridekit.Buffer.from_handle(a.ctypes.data, a.nbytes, owner=a)
+    ro = stridekit.StridedMemoryView.from_buffer(buf, (3, 4), dtype=np.float32, is_readonly=True)
+    for make in (stridekit.StridedMemoryView, stridekit.StridedMemoryView.from_dlpack):
+        w = make(ro, -1)
+        assert (w.readonly, w.exporting_obj is ro, w.shape, w.ptr) == (True, True, (3, 4), ro.ptr)
+        assert w.dtype == np.dtype(np.float32)
+    rw = stridekit.StridedMemoryView(a, -1)
+    again = stridekit.StridedMemoryView(rw, -1)
+    assert not again.readonly and np.asarray(again).tolist() == a.tolist()
+    rec = np.zeros(4, dtype=[("a", "<i4"), ("b", "i1")])
+    v = stridekit.StridedMemoryView(rec)
+    assert stridekit.StridedMemoryView(v, -1).dtype == np.dtype("V5")
