@@ -160,6 +160,10 @@ pub enum LayoutError {
 
     #[error("plan copy: {rule}")]
     Plan { rule: String },
+
+    /// A tensor split over ranks, or its redistribution, that cannot be.
+    #[error("distribute: {rule}")]
+    Distribute { rule: String },
 }
 
 /// Shorthand for results of this crate.

@@ -21,6 +21,7 @@
 #![warn(missing_docs)]
 
 mod dims;
+pub mod dist;
 mod error;
 mod layout;
 mod plan;
