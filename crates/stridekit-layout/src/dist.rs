@@ -129,16 +129,19 @@ impl Transfer {
             )));
         }
         let mut args = Vec::with_capacity(n);
-        for k in 0..n {
-            let lo = self.start[k] - origin[k];
-            let hi = lo + self.shape[k];
-            if lo < 0 || hi > local.shape()[k] {
+        let axes = self
+            .start
+            .iter()
+            .zip(&self.shape)
+            .zip(origin)
+            .zip(local.shape());
+        for (k, (((&start, &ext), &o), &have)) in axes.enumerate() {
+            let lo = start - o;
+            let hi = lo + ext;
+            if lo < 0 || hi > have {
                 return Err(err(format!(
-                    "the box's positions {}..{} of axis {k} are not inside the part ({} positions from {})",
-                    self.start[k],
-                    self.start[k] + self.shape[k],
-                    local.shape()[k],
-                    origin[k]
+                    "the box's positions {start}..{} of axis {k} are not inside the part ({have} positions from {o})",
+                    start + ext
                 )));
             }
             args.push(SliceArg::Range {

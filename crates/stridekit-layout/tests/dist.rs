@@ -48,11 +48,11 @@ fn random_layout(rng: &mut Rng, shape: &[i64]) -> StridedLayout {
 
 /// The global row-major index of the element at local index `idx` of a part at `origin`.
 fn global_index(shape: &[i64], origin: &[i64], idx: &[i64]) -> i64 {
-    let mut g = 0;
-    for k in 0..shape.len() {
-        g = g * shape[k] + origin[k] + idx[k];
-    }
-    g
+    shape
+        .iter()
+        .zip(origin)
+        .zip(idx)
+        .fold(0, |g, ((&n, &o), &i)| g * n + o + i)
 }
 
 /// Local indices in row-major order.
