@@ -58,7 +58,7 @@ fn global_index(shape: &[i64], origin: &[i64], idx: &[i64]) -> i64 {
 /// Local indices in row-major order.
 fn indices(shape: &[i64]) -> Vec<Vec<i64>> {
     let mut out = Vec::new();
-    if shape.iter().any(|&e| e == 0) {
+    if shape.contains(&0) {
         return out;
     }
     let mut idx = vec![0i64; shape.len()];
