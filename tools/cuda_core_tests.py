@@ -93,9 +93,12 @@ def rewrite(text: str) -> str:
     return text
 
 
-def prepare(checkout: Path, into: Path) -> None:
+FILES = ["test_utils.py", "test_strided_layout.py"]
+
+
+def prepare(checkout: Path, into: Path, files: list[str]) -> None:
     tests = checkout / "cuda_core" / "tests"
-    for name in ["test_utils.py", "test_strided_layout.py"]:
+    for name in files:
         src = tests / name
         if not src.exists():
             sys.exit(f"{src} is missing: give the root of a cuda-python checkout")
@@ -115,10 +118,10 @@ def cause_of(text: str) -> str:
     return "other"
 
 
-def run(checkout: Path, pytest_args: list[str]) -> tuple[dict, collections.Counter]:
+def run(checkout: Path, files: list[str], pytest_args: list[str]) -> tuple[dict, collections.Counter]:
     with tempfile.TemporaryDirectory() as tmp:
         d = Path(tmp)
-        prepare(checkout, d)
+        prepare(checkout, d, files)
         xml = d / "report.xml"
         env = dict(os.environ)
         env["PYTHONPATH"] = os.pathsep.join([str(d), env.get("PYTHONPATH", "")])
@@ -168,9 +171,10 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("checkout", type=Path, help="root of a cuda-python checkout")
     ap.add_argument("--report", type=Path, help="write the tables as Markdown here")
+    ap.add_argument("--only", choices=FILES, help="run one of the two files")
     ap.add_argument("pytest_args", nargs="*", help="more pytest arguments (after --)")
     a = ap.parse_args()
-    groups, causes = run(a.checkout.resolve(), a.pytest_args)
+    groups, causes = run(a.checkout.resolve(), [a.only] if a.only else FILES, a.pytest_args)
     text = tables(groups, causes)
     print(text)
     if a.report:
