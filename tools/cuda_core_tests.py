@@ -173,8 +173,9 @@ def main() -> None:
     ap.add_argument("--report", type=Path, help="write the tables as Markdown here")
     ap.add_argument("--only", choices=FILES, help="run one of the two files")
     ap.add_argument("pytest_args", nargs="*", help="more pytest arguments (after --)")
-    a = ap.parse_args()
-    groups, causes = run(a.checkout.resolve(), [a.only] if a.only else FILES, a.pytest_args)
+    a, extra = ap.parse_known_args()
+    pytest_args = [x for x in [*a.pytest_args, *extra] if x != "--"]
+    groups, causes = run(a.checkout.resolve(), [a.only] if a.only else FILES, pytest_args)
     text = tables(groups, causes)
     print(text)
     if a.report:
