@@ -67,6 +67,11 @@ def deinit_cuda():
 # (cause, what it means, pattern on the failure's message and text); first match wins.
 CAUSES = [
     (
+        "cuda.core version",
+        "the test file calls a newer cuda.core API than the one installed (allocate() without a stream): it fails before stridekit is reached",
+        r"needs keyword-only argument stream|got an unexpected keyword argument",
+    ),
+    (
         "explicit strides",
         "StridedLayout.strides is always a tuple (cuda.core's private class gives None for C order); deliberate",
         r"strides(_in_bytes)? is None|assert \(?None|strides_in_bytes is None|expect_strides_none",
@@ -80,9 +85,9 @@ CAUSES = [
     (
         "cuda.core internals",
         "the tests call cuda.core's own internals (monkeypatching its modules, cast_to_3_tuple)",
-        r"cuda\.core\._|_memoryview|monkeypatch",
+        r"cuda\.core\._|_memoryview|monkeypatch|no_ml_dtypes",
     ),
-    ("message wording", "same exception type, other words", r"Regex pattern did not match|does not match"),
+    ("message wording", "same exception type, other words", r"Regex pattern did not match"),
     ("no exception", "cuda.core raises where stridekit accepts", r"DID NOT RAISE"),
     ("deprecation warning", "cuda.core deprecates the constructor; stridekit keeps it", r"DeprecationWarning|deprecated_call|WarningsChecker|DID NOT WARN"),
 ]
