@@ -87,6 +87,11 @@ CAUSES = [
         "the tests call cuda.core's own internals (monkeypatching its modules, cast_to_3_tuple)",
         r"cuda\.core\._|_memoryview|monkeypatch|no_ml_dtypes",
     ),
+    (
+        "strides not a multiple of the itemsize",
+        "stridekit raises ValueError when such a view is made; cuda.core makes it and raises when `strides` is read",
+        r"strides must be divisible by itemsize",
+    ),
     ("message wording", "same exception type, other words", r"Regex pattern did not match"),
     ("no exception", "cuda.core raises where stridekit accepts", r"DID NOT RAISE"),
     ("deprecation warning", "cuda.core deprecates the constructor; stridekit keeps it", r"DeprecationWarning|deprecated_call|WarningsChecker|DID NOT WARN"),
