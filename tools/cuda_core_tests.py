@@ -9,7 +9,9 @@ From a checkout of NVIDIA/cuda-python it takes `cuda_core/tests/test_utils.py`
 classes to stridekit's (`cuda.core.utils` -> `stridekit.utils`, `cuda.core._layout`'s
 layout class -> `stridekit.StridedLayout`; `Device`, memory resources and streams stay
 cuda.core's) and one pytest spelling newer pytest rejects (a parametrize name with a
-trailing comma), runs them with pytest in a temporary directory, and prints the outcome of
+trailing comma); its own conftest gives the tests cuda.core's `Device` with a memory
+resource whose `allocate(size)` needs no stream (what newer cuda.core accepts; 1.2
+requires one), runs them with pytest in a temporary directory, and prints the outcome of
 every test group with each failure sorted by cause. Nothing of cuda-python is copied into
 this repository. With `--report`, the same tables are written as Markdown.
 """
@@ -42,19 +44,49 @@ CONFTEST = '''
 import pytest
 
 try:
-    from cuda.core import Device
+    import cuda.core as _core
 except ImportError:  # pragma: no cover
-    try:
-        from cuda.core.experimental import Device
-    except ImportError:
-        Device = None
+    _core = None
+
+
+class _Resource:
+    """A cuda.core memory resource whose allocate() takes no stream, as the newer
+    cuda.core the test files are written for allows (the device's default stream)."""
+
+    def __init__(self, mr, device):
+        self._mr, self._device = mr, device
+
+    def allocate(self, size, stream=None):
+        return self._mr.allocate(size, stream=stream if stream is not None else self._device.default_stream)
+
+    def __getattr__(self, name):
+        return getattr(self._mr, name)
+
+
+class _Device:
+    """cuda.core's Device, with the allocate() above on its memory resource."""
+
+    def __init__(self, *args, **kwargs):
+        self._d = _Original(*args, **kwargs)
+
+    @property
+    def memory_resource(self):
+        return _Resource(self._d.memory_resource, self._d)
+
+    def __getattr__(self, name):
+        return getattr(self._d, name)
+
+
+if _core is not None:
+    _Original = _core.Device
+    _core.Device = _Device
 
 
 @pytest.fixture
 def init_cuda():
-    if Device is None:
+    if _core is None:
         pytest.skip("cuda.core is not installed (its Device sets up the tests)")
-    d = Device()
+    d = _Device()
     d.set_current()
     yield d
 
