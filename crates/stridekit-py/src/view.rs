@@ -344,6 +344,7 @@ impl PyView {
         let mut v = PyView::of(view, buffer.clone().into_any().unbind());
         v.implicit_strides = implicit;
         v.opaque_dtype = opaque;
+        v.given_layout = shape.cast::<PyLayout>().ok().map(|l| l.clone().unbind());
         Ok(v)
     }
 
@@ -351,13 +352,13 @@ impl PyView {
     #[pyo3(signature = (layout = None, dtype = None))]
     fn view(
         slf: &Bound<'_, Self>,
-        layout: Option<&PyLayout>,
+        layout: Option<Bound<'_, PyLayout>>,
         dtype: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Self> {
         let me = slf.borrow();
         let r = me.read();
-        let l = match layout {
-            Some(l) => me.to_internal(&l.inner)?,
+        let l = match &layout {
+            Some(l) => me.to_internal(&l.borrow().inner)?,
             None => r.layout().clone(),
         };
         let py = slf.py();
@@ -406,6 +407,7 @@ impl PyView {
         };
         let mut v = PyView::of(view, me.exporting_obj.clone_ref(py));
         v.opaque_dtype = opaque;
+        v.given_layout = layout.map(Bound::unbind);
         Ok(v)
     }
 
@@ -453,14 +455,30 @@ impl PyView {
     fn exporting_obj(&self, py: Python<'_>) -> Py<PyAny> {
         self.exporting_obj.clone_ref(py)
     }
-    /// The layout, relative to `ptr`.
+    /// The layout, relative to `ptr` (one object per view).
     #[getter]
-    fn layout(&self) -> PyResult<PyLayout> {
+    fn layout(&self, py: Python<'_>) -> PyResult<Py<PyLayout>> {
+        if let Some(l) = self.layout_cache.get() {
+            return Ok(l.clone_ref(py));
+        }
         let r = self.read();
         let l = r.layout();
-        Ok(StridedLayout::new(l.shape(), l.strides(), l.itemsize())
-            .py_err()?
-            .into())
+        let made = Py::new(
+            py,
+            PyLayout::from(StridedLayout::new(l.shape(), l.strides(), l.itemsize()).py_err()?),
+        )?;
+        Ok(self.layout_cache.get_or_init(|| made).clone_ref(py))
+    }
+
+    /// cuda.core's name for the layout (private there, so code written for cuda.core
+    /// reads it): the layout object the view was made from, where it was made from one
+    /// (its `slice_offset` is where `ptr` lies), else `layout`.
+    #[getter]
+    fn _layout(&self, py: Python<'_>) -> PyResult<Py<PyLayout>> {
+        match &self.given_layout {
+            Some(l) => Ok(l.clone_ref(py)),
+            None => self.layout(py),
+        }
     }
 
     /// Copies `other` into this view (any layouts, any memory kinds), ordered on `stream`

@@ -28,6 +28,11 @@ pub struct PyView {
     /// The NumPy dtype of elements stridekit has no type for (records, padded types),
     /// reported by `dtype` where the Rust view carries none.
     pub(crate) opaque_dtype: Option<Py<PyAny>>,
+    /// The layout object `layout` returns, made once.
+    pub(crate) layout_cache: std::sync::OnceLock<Py<crate::layout::PyLayout>>,
+    /// The layout object the view was made from (`view(layout)`, `from_buffer(buffer,
+    /// layout)`), which `_layout` returns as cuda.core's does.
+    pub(crate) given_layout: Option<Py<crate::layout::PyLayout>>,
 }
 
 /// A view going away that holds the last share of memory whose release waits for GPU
@@ -73,6 +78,8 @@ impl PyView {
             cache: std::sync::OnceLock::new(),
             copy_lock: std::sync::Mutex::new(()),
             opaque_dtype: None,
+            layout_cache: std::sync::OnceLock::new(),
+            given_layout: None,
         }
     }
 

@@ -189,3 +189,17 @@ def test_a_view_of_a_view_keeps_its_flags_and_dtype() -> None:
     rec = np.zeros(4, dtype=[("a", "<i4"), ("b", "i1")])
     v = stridekit.StridedMemoryView(rec)
     assert stridekit.StridedMemoryView(v, -1).dtype == np.dtype("V5")
+
+
+def test_layout_objects_are_kept_and_reach_cuda_cores_private_name() -> None:
+    a = np.arange(35, dtype=np.int16).reshape(5, 7)
+    v = stridekit.StridedMemoryView(a, -1)
+    assert v.layout is v.layout and v._layout is v.layout
+    sl = v.layout[:-2, 3:]
+    s = v.view(sl)
+    # cuda.core's `_layout` is the layout the view was made from, offset included.
+    assert s._layout is sl and s._layout.slice_offset == 3 and s.ptr == v.ptr + 3 * 2
+    assert s.layout.slice_offset == 0  # stridekit's `layout` is relative to `ptr`
+    buf = stridekit.Buffer.from_handle(a.ctypes.data, a.nbytes, owner=a)
+    dense = stridekit.StridedLayout.dense((5, 7), 2)
+    assert stridekit.StridedMemoryView.from_buffer(buf, dense, dtype=np.int16)._layout is dense

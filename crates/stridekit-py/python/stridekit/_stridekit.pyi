@@ -229,6 +229,9 @@ class StridedMemoryView:
     def exporting_obj(self) -> Any: ...
     @property
     def layout(self) -> StridedLayout: ...
+    @property
+    def _layout(self) -> StridedLayout:
+        """cuda.core's name: the layout the view was made from, else ``layout``."""
     def copy_from(
         self,
         other: StridedMemoryView,
