@@ -39,7 +39,8 @@ impl PyView {
         }
         let read = import::import(obj, sp, protocol)?;
         let mut v = PyView::of(read.view, obj.clone().unbind());
-        v.implicit_strides = read.implicit_strides;
+        // A 0-d import has no strides to speak of: None, as cuda.core gives.
+        v.implicit_strides = read.implicit_strides || v.view.layout().ndim() == 0;
         if v.view.dtype().is_none() {
             // As cuda.core: elements without a type (a record array, say) are V<itemsize>.
             v.opaque_dtype = Some(dtype::void(obj.py(), v.view.layout().itemsize())?);
@@ -424,7 +425,7 @@ impl PyView {
     /// array its producer described without strides (`layout.strides` has the numbers).
     #[getter]
     fn strides(&self, py: Python<'_>) -> PyResult<Option<Py<PyTuple>>> {
-        if self.implicit_strides || self.view.layout().ndim() == 0 {
+        if self.implicit_strides {
             return Ok(None);
         }
         Ok(Some(self.cached(py)?.strides.clone_ref(py)))

@@ -203,3 +203,10 @@ def test_layout_objects_are_kept_and_reach_cuda_cores_private_name() -> None:
     buf = stridekit.Buffer.from_handle(a.ctypes.data, a.nbytes, owner=a)
     dense = stridekit.StridedLayout.dense((5, 7), 2)
     assert stridekit.StridedMemoryView.from_buffer(buf, dense, dtype=np.int16)._layout is dense
+
+
+def test_zero_d_views_from_a_buffer_keep_the_strides_given() -> None:
+    b = np.zeros(4, np.uint8)
+    buf = stridekit.Buffer.from_handle(b.ctypes.data, 4, owner=b)
+    assert stridekit.StridedMemoryView.from_buffer(buf, (), (), dtype=np.uint8).strides == ()
+    assert stridekit.StridedMemoryView.from_buffer(buf, (), dtype=np.uint8).strides is None
