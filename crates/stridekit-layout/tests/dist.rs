@@ -175,3 +175,45 @@ fn splits_follow_torch_chunk_and_refuse_what_cannot_be() {
     let l = StridedLayout::dense(&[3], 8, Order::C).unwrap();
     assert!(moves[3].in_local(&l, &[0]).is_err());
 }
+
+#[test]
+fn headers_round_trip_and_disagreements_are_errors() {
+    use stridekit_layout::dist::Header;
+    let mut rng = Rng(42);
+    for _ in 0..200 {
+        let ndim = rng.below(6) as usize;
+        let shape: Vec<i64> = (0..ndim).map(|_| rng.below(1000) as i64).collect();
+        let h = Header::new(&shape, 1 + rng.below(16) as usize, rng.below(40) as u32).unwrap();
+        let back = Header::from_bytes(&h.to_bytes()).unwrap();
+        assert_eq!(back, h);
+        h.agrees_with(&back).unwrap();
+        assert_eq!(
+            h.volume(),
+            Some(shape.iter().product::<i64>() as u64),
+            "{shape:?}"
+        );
+    }
+    let h = Header::new(&[4, 6], 4, 2).unwrap();
+    for other in [
+        Header::new(&[6, 4], 4, 2).unwrap(),
+        Header::new(&[4, 6, 1], 4, 2).unwrap(),
+        Header::new(&[4, 6], 8, 2).unwrap(),
+        Header::new(&[4, 6], 4, 3).unwrap(),
+    ] {
+        let e = h.agrees_with(&other).unwrap_err().to_string();
+        assert!(e.contains("differ") && e.contains("there"), "{e}");
+    }
+    // Garbage, truncated, padded and negative headers are refused, never misread.
+    let good = h.to_bytes();
+    assert!(Header::from_bytes(&good[..good.len() - 1]).is_err());
+    assert!(Header::from_bytes(&[good.clone(), vec![0]].concat()).is_err());
+    assert!(Header::from_bytes(&[0u8; 24]).is_err());
+    assert!(Header::from_bytes(&[]).is_err());
+    let mut neg = good.clone();
+    neg[16..24].copy_from_slice(&(-1i64).to_le_bytes());
+    assert!(Header::from_bytes(&neg).is_err());
+    let mut zero = good;
+    zero[8..12].copy_from_slice(&0u32.to_le_bytes());
+    assert!(Header::from_bytes(&zero).is_err());
+    assert!(Header::new(&[2], 0, 0).is_err());
+}
