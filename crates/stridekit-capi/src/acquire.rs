@@ -228,13 +228,9 @@ pub unsafe extern "C" fn sk_view_from_dlpack(
         non_null(OP, "tensor", tensor as *const c_void)?;
         // SAFETY: the caller's promise.
         let t = unsafe { take(tensor, versioned) }?;
-        let held = if t.flags().contains(dlpark::DlpackFlags::READ_ONLY) {
-            // SAFETY: the producer vouches for the memory (the caller's promise).
-            DynView::ReadOnly(unsafe { StridedMemoryView::from_dlpack(t) }?)
-        } else {
-            // SAFETY: as above; a writable tensor's memory is the consumer's to write.
-            DynView::Writable(unsafe { StridedMemoryViewMut::from_dlpack(t) }?)
-        };
+        // SAFETY: the producer vouches for the memory (the caller's promise); a writable
+        // tensor's memory is the consumer's to write.
+        let held = unsafe { DynView::from_dlpack(t) }?;
         publish(OP, held, out)
     })
 }

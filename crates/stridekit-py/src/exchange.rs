@@ -33,7 +33,7 @@ use stridekit::dlpack::{dtype_from_dlpack, DLPackExchangeAPI, DlpackTensor};
 use stridekit::view::DynView;
 use stridekit::{
     Buffer, DeviceMemoryResource, HostMemoryResource, MemoryResource, Order, StreamValue,
-    StridedLayout, StridedMemoryView, StridedMemoryViewMut,
+    StridedLayout, StridedMemoryViewMut,
 };
 
 /// The capsule name DLPack gives the table.
@@ -94,13 +94,19 @@ unsafe fn with_python(f: impl FnOnce(Python<'_>) -> PyResult<()>) -> c_int {
     }
 }
 
-/// The view behind `obj`, ordered for the legacy default stream (see the module docs).
-fn ordered_view<'py>(py: Python<'py>, obj: *mut c_void) -> PyResult<Bound<'py, PyView>> {
-    if obj.is_null() {
+/// Refuses a NULL pointer handed to one of the API's functions (BufferError).
+fn non_null<T>(p: *mut T) -> PyResult<()> {
+    if p.is_null() {
         return Err(PyBufferError::new_err(
             "the DLPack exchange API was given NULL",
         ));
     }
+    Ok(())
+}
+
+/// The view behind `obj`, ordered for the legacy default stream (see the module docs).
+fn ordered_view<'py>(py: Python<'py>, obj: *mut c_void) -> PyResult<Bound<'py, PyView>> {
+    non_null(obj)?;
     // SAFETY: a live object the caller holds a reference to (the API's contract).
     let any = unsafe { Bound::from_borrowed_ptr(py, obj.cast::<ffi::PyObject>()) };
     let view = any.cast_into::<PyView>().map_err(|e| {
@@ -134,11 +140,7 @@ unsafe extern "C" fn managed_from_object(
     // SAFETY: called with the GIL held (the API's contract).
     unsafe {
         with_python(|py| {
-            if out.is_null() {
-                return Err(PyBufferError::new_err(
-                    "the DLPack exchange API was given NULL",
-                ));
-            }
+            non_null(out)?;
             let view = ordered_view(py, obj)?;
             let v = view.get();
             let t = match &v.view {
@@ -156,11 +158,7 @@ unsafe extern "C" fn dltensor_from_object(obj: *mut c_void, out: *mut DLTensor) 
     // SAFETY: called with the GIL held (the API's contract).
     unsafe {
         with_python(|py| {
-            if out.is_null() {
-                return Err(PyBufferError::new_err(
-                    "the DLPack exchange API was given NULL",
-                ));
-            }
+            non_null(out)?;
             let view = ordered_view(py, obj)?;
             // The shape and strides point into the layout of the view stored in the
             // Python object (not a temporary copy of it), which outlives the call (the
@@ -183,22 +181,13 @@ unsafe extern "C" fn managed_to_object(
     // SAFETY: called with the GIL held (the API's contract).
     unsafe {
         with_python(|py| {
-            if out.is_null() {
-                return Err(PyBufferError::new_err(
-                    "the DLPack exchange API was given NULL",
-                ));
-            }
+            non_null(out)?;
             // The tensor is taken over (its deleter runs when the view is gone, or now
             // if it cannot be viewed).
             let t = DlpackTensor::from_raw_versioned(tensor.cast()).py_err()?;
-            let held = if t
-                .flags()
-                .contains(stridekit::dlpack::DlpackFlags::READ_ONLY)
-            {
-                DynView::ReadOnly(StridedMemoryView::from_dlpack(t).py_err()?)
-            } else {
-                DynView::Writable(StridedMemoryViewMut::from_dlpack(t).py_err()?)
-            };
+            // The producer vouches for the memory; Python has no aliasing rules (as in
+            // cuda.core).
+            let held = DynView::from_dlpack(t).py_err()?;
             let obj = Bound::new(py, PyView::of(held, py.None()))?;
             out.write(obj.into_ptr().cast());
             Ok(())

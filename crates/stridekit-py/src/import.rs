@@ -110,19 +110,11 @@ fn dlpack_view(obj: &Bound<'_, PyAny>, stream_ptr: Option<i64>) -> PyResult<DynV
         Err(e) => return Err(e),
     };
     let t = take_capsule(&cap)?;
-    let read_only = t
-        .flags()
-        .contains(stridekit::dlpack::DlpackFlags::READ_ONLY);
     // The GIL stays held: making a view asks the driver nothing for CUDA tensors (their
     // device is checked at first use) and one short question for host ones.
-    Ok(if read_only {
-        // SAFETY: the producer vouches for the memory; Python has no aliasing rules,
-        // so writes elsewhere are the caller's to order, as in cuda.core.
-        DynView::ReadOnly(unsafe { StridedMemoryView::from_dlpack(t) }.py_err()?)
-    } else {
-        // SAFETY: as above.
-        DynView::Writable(unsafe { StridedMemoryViewMut::from_dlpack(t) }.py_err()?)
-    })
+    // SAFETY: the producer vouches for the memory; Python has no aliasing rules, so
+    // writes elsewhere are the caller's to order, as in cuda.core.
+    unsafe { DynView::from_dlpack(t) }.py_err()
 }
 
 const EXCHANGE: &CStr = c"dlpack_exchange_api";

@@ -354,6 +354,29 @@ fn read_only_and_is_copied_flags_are_visible_and_enforced() {
         .contains(DlpackFlags::READ_ONLY));
 }
 
+#[test]
+fn dyn_view_takes_its_access_from_the_read_only_flag() {
+    use crate::view::DynView;
+    let mut s = spec(&[8], DType::U8);
+    let n = Arc::new(AtomicUsize::new(0));
+    // SAFETY: the spec's memory lives until its deleter runs, and nobody else touches it.
+    let w = unsafe { DynView::from_dlpack(s.versioned(&n).unwrap()) }.unwrap();
+    assert!(
+        !w.is_read_only(),
+        "a tensor without READ_ONLY gives a writable view"
+    );
+    s.flags = DlpackFlags::READ_ONLY;
+    // SAFETY: as above.
+    let r = unsafe { DynView::from_dlpack(s.versioned(&n).unwrap()) }.unwrap();
+    assert!(
+        r.is_read_only(),
+        "a READ_ONLY tensor gives a read-only view"
+    );
+    assert_eq!(bytes_of(&w.as_view()), bytes_of(&r.as_view()));
+    drop((w, r));
+    assert_eq!(n.load(Ordering::SeqCst), 2, "both tensors are released");
+}
+
 /// Every rejection: a clear error, and the producer's deleter called exactly once.
 #[test]
 fn rejections_release_the_tensor_and_say_why() {

@@ -2,6 +2,7 @@
 //! whose callers decide the access with a flag.
 
 use super::{StridedMemoryView, StridedMemoryViewMut};
+use crate::dlpack::{DlpackFlags, DlpackTensor};
 
 /// A view whose access is known only at run time. Writes go through
 /// [`writable`](Self::writable), which answers `None` for a read-only view.
@@ -11,6 +12,29 @@ pub enum DynView<'a> {
     ReadOnly(StridedMemoryView<'a>),
     /// The writable view of its memory.
     Writable(StridedMemoryViewMut<'a>),
+}
+
+impl DynView<'static> {
+    /// A view of a DLPack tensor, taken over as by
+    /// [`StridedMemoryView::from_dlpack`]: read-only when the tensor is flagged
+    /// READ_ONLY, writable otherwise. This is the one place the flag picks the access, for
+    /// every front that imports tensors.
+    ///
+    /// # Safety
+    /// The tensor's data must stay valid until its deleter runs; nobody may write it while
+    /// a view of it exists, and, when it is not flagged READ_ONLY, nobody else may read it
+    /// either (the contracts of [`StridedMemoryView::from_dlpack`] and
+    /// [`StridedMemoryViewMut::from_dlpack`]).
+    pub unsafe fn from_dlpack(tensor: impl Into<DlpackTensor>) -> crate::Result<Self> {
+        let t = tensor.into();
+        Ok(if t.flags().contains(DlpackFlags::READ_ONLY) {
+            // SAFETY: the caller's promise, for a read-only view.
+            DynView::ReadOnly(unsafe { StridedMemoryView::from_dlpack(t) }?)
+        } else {
+            // SAFETY: the caller's promise, for a writable view.
+            DynView::Writable(unsafe { StridedMemoryViewMut::from_dlpack(t) }?)
+        })
+    }
 }
 
 impl<'a> DynView<'a> {
