@@ -2,7 +2,8 @@
 //! modules below it, in this order (lowest first). A new module takes its place in
 //! `LAYERS`, and an import that runs up fails here.
 
-use std::path::Path;
+#[path = "../../stridekit/tests/support/layers.rs"]
+mod support;
 
 /// Lowest first: each module may use the ones before it.
 const LAYERS: &[&str] = &[
@@ -23,36 +24,5 @@ const LAYERS: &[&str] = &[
 
 #[test]
 fn imports_run_down_the_layers() {
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
-    let mut up = Vec::new();
-    let mut seen = Vec::new();
-    for e in std::fs::read_dir(&src).unwrap() {
-        let p = e.unwrap().path();
-        let name = p.file_stem().unwrap().to_string_lossy().to_string();
-        let here = LAYERS
-            .iter()
-            .position(|&l| l == name)
-            .unwrap_or_else(|| panic!("module {name} has no place in LAYERS"));
-        seen.push(name.clone());
-        let text = std::fs::read_to_string(&p).unwrap();
-        let code = text.split("#[cfg(test)]\nmod tests").next().unwrap();
-        for (i, _) in code.match_indices("crate::") {
-            let used: String = code[i + 7..]
-                .chars()
-                .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
-                .collect();
-            if let Some(there) = LAYERS.iter().position(|&l| l == used) {
-                if there > here {
-                    up.push(format!("{name} uses crate::{used}"));
-                }
-            }
-        }
-    }
-    assert!(up.is_empty(), "imports that run up the layers: {up:?}");
-    for l in LAYERS {
-        assert!(
-            seen.iter().any(|s| s == l),
-            "LAYERS names {l}, which is gone"
-        );
-    }
+    support::assert_imports_run_down(env!("CARGO_MANIFEST_DIR"), LAYERS);
 }
