@@ -114,37 +114,79 @@ pub(crate) fn locate() -> Result<(), String> {
             if unsafe { cudarc::nvrtc::sys::is_culib_present() } {
                 return Ok(());
             }
-            let dirs = env_dirs();
-            for d in &dirs {
-                let files: Vec<PathBuf> = if d.is_file() {
-                    vec![d.clone()]
-                } else {
-                    NAMES.iter().map(|n| d.join(n)).collect()
-                };
-                for f in files {
-                    if !f.is_file() {
-                        continue;
-                    }
-                    // NVRTC opens its builtins library by name when it compiles: load the
-                    // ones beside it first, so that the name finds them.
-                    if let Some(dir) = f.parent() {
-                        for b in builtins(dir) {
-                            load_forever(&b);
-                        }
-                    }
-                    // SAFETY: as above; the library was just loaded by its path.
-                    if load_forever(&f) && unsafe { cudarc::nvrtc::sys::is_culib_present() } {
-                        return Ok(());
-                    }
-                }
-            }
-            Err(format!(
-                "NVRTC (libnvrtc.so.13 or .12) is not on the loader path and was not found in {}; install it (`pip install nvidia-cuda-nvrtc`, or `stridekit[cu13]`) or set STRIDEKIT_NVRTC_PATH",
-                dirs.iter()
-                    .map(|d| d.display().to_string())
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            ))
+            search(&env_dirs())
         })
         .clone()
+}
+
+/// Loads the first NVRTC library found in `dirs` (each a folder, or the library itself);
+/// Err names every folder looked in.
+fn search(dirs: &[PathBuf]) -> Result<(), String> {
+    for d in dirs {
+        let files: Vec<PathBuf> = if d.is_file() {
+            vec![d.clone()]
+        } else {
+            NAMES.iter().map(|n| d.join(n)).collect()
+        };
+        for f in files {
+            if !f.is_file() {
+                continue;
+            }
+            // NVRTC opens its builtins library by name when it compiles: load the ones
+            // beside it first, so that the name finds them.
+            if let Some(dir) = f.parent() {
+                for b in builtins(dir) {
+                    load_forever(&b);
+                }
+            }
+            // SAFETY: only tries to dlopen the NVRTC library just loaded by its path; no
+            // NVRTC function is called.
+            if load_forever(&f) && unsafe { cudarc::nvrtc::sys::is_culib_present() } {
+                return Ok(());
+            }
+        }
+    }
+    Err(format!(
+        "NVRTC (libnvrtc.so.13 or .12) is not on the loader path and was not found in {}; install it (`pip install nvidia-cuda-nvrtc`, or `stridekit[cu13]`) or set STRIDEKIT_NVRTC_PATH",
+        dirs.iter()
+            .map(|d| d.display().to_string())
+            .collect::<Vec<_>>()
+            .join(", ")
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_search_that_finds_nothing_loadable_names_every_folder() {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path();
+        let empty = root.join("empty");
+        let bogus = root.join("bogus");
+        std::fs::create_dir_all(&empty).unwrap();
+        std::fs::create_dir_all(&bogus).unwrap();
+        // A file by the right name that is no library: dlopen refuses it, the search goes on.
+        std::fs::write(bogus.join("libnvrtc.so.13"), b"not a library").unwrap();
+        let missing = root.join("missing");
+        let e =
+            search(&[empty.clone(), bogus.join("libnvrtc.so.13"), missing.clone()]).unwrap_err();
+        for d in [&empty, &bogus.join("libnvrtc.so.13"), &missing] {
+            assert!(
+                e.contains(&d.display().to_string()),
+                "{d:?} not named in: {e}"
+            );
+        }
+        assert!(e.contains("STRIDEKIT_NVRTC_PATH"), "{e}");
+    }
+
+    #[test]
+    fn wheel_dirs_sit_below_site_packages() {
+        let sp = Path::new("/venv/lib/python3.12/site-packages");
+        assert_eq!(
+            wheel_dirs(sp),
+            [sp.join("nvidia/cu13/lib"), sp.join("nvidia/cuda_nvrtc/lib")]
+        );
+    }
 }
