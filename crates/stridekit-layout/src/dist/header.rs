@@ -1,0 +1,134 @@
+//! `Header`: what two ranks compare before a transfer moves any byte.
+
+use super::err;
+use crate::dims::Dims;
+use crate::error::Result;
+
+/// What a sender and a receiver agree on before a transfer moves any byte: the element
+/// count, the element size and type, and the box's extents. Both ranks exchange their
+/// headers first (a few dozen bytes) and compare them with [`Header::agrees_with`], so a
+/// mismatch is an error on both sides, never a hang or a silent wrong result.
+///
+/// ```
+/// use stridekit_layout::dist::Header;
+/// let mine = Header::new(&[4, 6], 4, 2)?;
+/// let bytes = mine.to_bytes();
+/// let theirs = Header::from_bytes(&bytes)?;
+/// mine.agrees_with(&theirs)?;
+/// assert!(mine.agrees_with(&Header::new(&[4, 6], 2, 7)?).is_err());
+/// # Ok::<(), stridekit_layout::LayoutError>(())
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Header {
+    /// The box's extents.
+    pub shape: Dims,
+    /// Bytes per element.
+    pub itemsize: u32,
+    /// The element type, as the caller numbers types (0: unknown, bytes only).
+    pub dtype: u32,
+}
+
+/// The first bytes of every encoded header ("SKH1").
+const HEADER_MAGIC: u32 = 0x314b_4853;
+
+impl Header {
+    /// The header of a box of `shape` with elements of `itemsize` bytes and type `dtype`.
+    pub fn new(shape: &[i64], itemsize: usize, dtype: u32) -> Result<Self> {
+        if let Some(&e) = shape.iter().find(|&&e| e < 0) {
+            return Err(err(format!("extent {e} is negative")));
+        }
+        if shape.len() > crate::dims::MAX_NDIM {
+            return Err(err(format!(
+                "{} axes; at most {}",
+                shape.len(),
+                crate::dims::MAX_NDIM
+            )));
+        }
+        let itemsize = u32::try_from(itemsize)
+            .ok()
+            .filter(|&i| i > 0)
+            .ok_or_else(|| err(format!("itemsize {itemsize} is not 1 to 2^32 - 1 bytes")))?;
+        Ok(Header {
+            shape: shape.iter().copied().collect(),
+            itemsize,
+            dtype,
+        })
+    }
+
+    /// The number of elements.
+    pub fn volume(&self) -> Option<u64> {
+        self.shape
+            .iter()
+            .try_fold(1u64, |v, &e| v.checked_mul(u64::try_from(e).ok()?))
+    }
+
+    /// The header as little-endian bytes: magic, ndim, itemsize, dtype (u32 each), then
+    /// the extents (i64 each).
+    pub fn to_bytes(&self) -> Vec<u8> {
+        let mut out = Vec::with_capacity(16 + 8 * self.shape.len());
+        for w in [
+            HEADER_MAGIC,
+            self.shape.len() as u32,
+            self.itemsize,
+            self.dtype,
+        ] {
+            out.extend_from_slice(&w.to_le_bytes());
+        }
+        for &e in &self.shape {
+            out.extend_from_slice(&e.to_le_bytes());
+        }
+        out
+    }
+
+    /// Reads [`to_bytes`](Self::to_bytes)'s encoding; anything else (truncated, too long,
+    /// another magic, negative extents, itemsize 0) is an error.
+    pub fn from_bytes(bytes: &[u8]) -> Result<Self> {
+        let word = |i: usize| -> Result<u32> {
+            bytes
+                .get(4 * i..4 * i + 4)
+                .and_then(|b| b.try_into().ok())
+                .map(u32::from_le_bytes)
+                .ok_or_else(|| err(format!("a header of {} bytes is truncated", bytes.len())))
+        };
+        if word(0)? != HEADER_MAGIC {
+            return Err(err("the bytes are not a stridekit transfer header"));
+        }
+        let ndim = word(1)? as usize;
+        if ndim > crate::dims::MAX_NDIM || bytes.len() != 16 + 8 * ndim {
+            return Err(err(format!(
+                "a header of {ndim} axes takes {} bytes, not {}",
+                16usize.saturating_add(ndim.saturating_mul(8)),
+                bytes.len()
+            )));
+        }
+        let shape: Vec<i64> = bytes[16..]
+            .chunks_exact(8)
+            .map(|c| i64::from_le_bytes([c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7]]))
+            .collect();
+        Header::new(&shape, word(2)? as usize, word(3)?)
+    }
+
+    /// Ok when `other` (the peer's header) describes the same box: the same extents (so
+    /// the same volume), itemsize and type; otherwise an error naming both.
+    pub fn agrees_with(&self, other: &Header) -> Result<()> {
+        if self == other {
+            return Ok(());
+        }
+        let what = if self.shape != other.shape {
+            "extents"
+        } else if self.itemsize != other.itemsize {
+            "itemsize"
+        } else {
+            "element type"
+        };
+        Err(err(format!(
+            "the peer's {what} differ: here shape {:?}, itemsize {}, type {}; there shape {:?}, itemsize {}, type {}",
+            self.shape.as_slice(),
+            self.itemsize,
+            self.dtype,
+            other.shape.as_slice(),
+            other.itemsize,
+            other.dtype
+        )))
+    }
+}
