@@ -6,7 +6,7 @@
 
 mod common;
 
-use common::offsets;
+use common::{indices, offsets};
 use stridekit_layout::dist::{redistribution, Split};
 use stridekit_layout::{Order, StridedLayout};
 
@@ -53,30 +53,6 @@ fn global_index(shape: &[i64], origin: &[i64], idx: &[i64]) -> i64 {
         .zip(origin)
         .zip(idx)
         .fold(0, |g, ((&n, &o), &i)| g * n + o + i)
-}
-
-/// Local indices in row-major order.
-fn indices(shape: &[i64]) -> Vec<Vec<i64>> {
-    let mut out = Vec::new();
-    if shape.contains(&0) {
-        return out;
-    }
-    let mut idx = vec![0i64; shape.len()];
-    loop {
-        out.push(idx.clone());
-        let mut ax = shape.len();
-        loop {
-            if ax == 0 {
-                return out;
-            }
-            ax -= 1;
-            idx[ax] += 1;
-            if idx[ax] < shape[ax] {
-                break;
-            }
-            idx[ax] = 0;
-        }
-    }
 }
 
 fn buffer_len(l: &StridedLayout) -> usize {
