@@ -179,6 +179,12 @@ fn headers_round_trip_and_disagreements_are_errors() {
         let e = h.agrees_with(&other).unwrap_err().to_string();
         assert!(e.contains("differ") && e.contains("there"), "{e}");
     }
+    // A type 0 (bytes only) meets any type of the same itemsize, both ways; not another
+    // itemsize.
+    let bytes_only = Header::new(&[4, 6], 4, 0).unwrap();
+    h.agrees_with(&bytes_only).unwrap();
+    bytes_only.agrees_with(&h).unwrap();
+    assert!(Header::new(&[4, 6], 2, 0).unwrap().agrees_with(&h).is_err());
     // Garbage, truncated, padded and negative headers are refused, never misread.
     let good = h.to_bytes();
     assert!(Header::from_bytes(&good[..good.len() - 1]).is_err());

@@ -89,6 +89,18 @@ pub enum Error {
         /// Bytes asked for (saturated at `usize::MAX`).
         bytes: usize,
     },
+    /// An NCCL call returned an error status (a failed transfer aborts its communicator).
+    #[error("{op}: NCCL call {call} failed with status {code}: {message}")]
+    Nccl {
+        /// The operation.
+        op: &'static str,
+        /// The NCCL entry point.
+        call: &'static str,
+        /// NCCL's status (`ncclResult_t`).
+        code: u32,
+        /// NCCL's words for it.
+        message: String,
+    },
     /// A layout was rejected.
     #[error(transparent)]
     Layout(#[from] LayoutError),

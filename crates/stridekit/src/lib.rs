@@ -21,6 +21,7 @@
 
 mod copy;
 mod device;
+pub mod dist;
 pub mod dlpack;
 mod driver;
 mod dtype;

@@ -25,6 +25,7 @@ const LAYERS: &[&str] = &[
     "tma",          // tensor maps of views
     "managed",      // managed memory
     "graph",        // copies captured into CUDA graphs
+    "dist",         // views between ranks: NCCL and in-process transports
     "lib",
 ];
 

@@ -109,9 +109,12 @@ impl Header {
     }
 
     /// Ok when `other` (the peer's header) describes the same box: the same extents (so
-    /// the same volume), itemsize and type; otherwise an error naming both.
+    /// the same volume), itemsize and type, where a type 0 (bytes only) meets any type of
+    /// the same itemsize, as a copy between an untyped and a typed view does; otherwise
+    /// an error naming both.
     pub fn agrees_with(&self, other: &Header) -> Result<()> {
-        if self == other {
+        let types_meet = self.dtype == other.dtype || self.dtype == 0 || other.dtype == 0;
+        if self.shape == other.shape && self.itemsize == other.itemsize && types_meet {
             return Ok(());
         }
         let what = if self.shape != other.shape {

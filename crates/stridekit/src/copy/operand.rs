@@ -61,6 +61,26 @@ impl<'a> Operand<'a> {
         Operand { cudarc, ..self }
     }
 
+    /// The same memory under another layout (a part of it, say), checked against the
+    /// memory like any operand.
+    pub(crate) fn relayout(&self, op: &'static str, layout: StridedLayout) -> Result<Operand<'a>> {
+        // SAFETY: the same memory as `self`, with the same validity and writability.
+        let o = unsafe {
+            Operand::from_raw_parts(
+                op,
+                self.ptr,
+                self.size,
+                self.kind,
+                self.device,
+                layout,
+                self.dtype,
+                self.pending,
+                self.writable,
+            )
+        }?;
+        Ok(o.with_cudarc(self.cudarc))
+    }
+
     /// The cudarc slice behind the operand, if any.
     pub(crate) fn cudarc(&self) -> Option<&CudarcUse<'a>> {
         self.cudarc.as_ref()

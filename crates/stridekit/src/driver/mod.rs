@@ -8,6 +8,8 @@
 pub(crate) mod context;
 pub(crate) mod managed;
 pub(crate) mod memory;
+#[cfg(feature = "nccl")]
+pub(crate) mod nccl;
 pub(crate) mod nvrtc_lib;
 pub(crate) mod pointer;
 pub(crate) mod stream;

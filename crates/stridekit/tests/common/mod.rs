@@ -44,6 +44,7 @@ pub fn naive_copy(dst: &[u8], dl: &StridedLayout, src: &[u8], sl: &StridedLayout
     out
 }
 
+pub mod dist;
 pub mod random_set;
 pub use random_set::Rng;
 

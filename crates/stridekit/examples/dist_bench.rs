@@ -1,0 +1,190 @@
+//! `stridekit::dist` on one GPU: `cargo run --release --example dist_bench --features nccl`.
+//!
+//! 1. A rank of an NCCL communicator of one sends 256 MiB (8192 x 8192 f32) to itself:
+//!    dense row-major on both sides (NCCL's own contiguous transfer, the ceiling), and
+//!    transposed on one or both sides (packed and unpacked by the copy engine). Median of
+//!    20 runs of a checked batch (the header swap done once), each alone on the GPU,
+//!    between CUDA events; with the copy engine's own copy of the same layouts, and the
+//!    host time of a whole `Batch::run` of 4 KiB (header swap included).
+//! 2. `redistribute` of a (8192, 16384) f32 tensor (512 MiB) from rows to columns over
+//!    four in-process ranks on the one GPU (threads), parts dense or column-major: wall
+//!    time from a barrier to every rank's stream done, median of 10. `bench/dist_compare.py`
+//!    times PyTorch's permute-copy-permute of the same parts on the same GPU.
+
+#[path = "common/timing.rs"]
+mod timing;
+
+use std::sync::{Arc, Barrier};
+use std::time::Instant;
+use stridekit::dist::{self, nccl_version, Batch, Communicator, NcclComm, Split};
+use stridekit::{
+    CudaStream, Device, DeviceMemoryResource, MemoryResource, Order, StridedLayout,
+    StridedMemoryView, StridedMemoryViewMut,
+};
+
+type R<T> = Result<T, stridekit::Error>;
+
+fn filled(mr: &DeviceMemoryResource, bytes: usize, s: &Arc<CudaStream>) -> R<stridekit::Buffer> {
+    let mut b = mr.allocate(bytes, s)?;
+    let mut x = 0x9e37_79b9_u32;
+    let data: Vec<u32> = (0..bytes / 4)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 17;
+            x ^= x << 5;
+            x
+        })
+        .collect();
+    b.copy_from_host(&data, s)?;
+    Ok(b)
+}
+
+fn order(f: bool) -> Order<'static> {
+    if f {
+        Order::F
+    } else {
+        Order::C
+    }
+}
+
+fn main() -> R<()> {
+    let dev = Device::open(0)?;
+    let s = dev.new_stream()?;
+    let mr = DeviceMemoryResource::new(&dev)?;
+    let (ma, mi, pa) = nccl_version()?;
+    println!("# {} | NCCL {ma}.{mi}.{pa}", dev.name()?);
+    let timer = timing::Timer::new(&dev, &s)?;
+    let comm = NcclComm::single(&dev)?;
+
+    let n = 8192i64;
+    let bytes = (n * n * 4) as usize;
+    let a = filled(&mr, bytes, &s)?;
+    let mut b = mr.allocate(bytes, &s)?;
+    println!("\n## self-send of 256 MiB f32 through NCCL (one rank)\n");
+    println!("| source -> destination | ms | GB/s (bytes once) | vs contiguous NCCL | copy engine alone, ms |");
+    println!("| --- | ---: | ---: | ---: | ---: |");
+    let mut base = None;
+    for (name, sf, df) in [
+        ("row-major -> row-major (NCCL in place)", false, false),
+        ("transposed -> row-major (pack)", true, false),
+        ("row-major -> transposed (unpack)", false, true),
+        ("transposed -> transposed (pack + unpack)", true, true),
+    ] {
+        let sl = StridedLayout::dense(&[n, n], 4, order(sf))?;
+        let dl = StridedLayout::dense(&[n, n], 4, order(df))?;
+        let src = StridedMemoryView::from_buffer(&a, sl, None)?;
+        let mut dst = StridedMemoryViewMut::from_buffer_mut(&mut b, dl, None)?;
+        let ms = {
+            let mut g = Batch::new(&comm);
+            g.send(&src, 0)?;
+            g.recv(&mut dst, 0)?;
+            let checked = g.check(&s)?;
+            timer.alone(20, || checked.run(&s))?
+        };
+        let engine = if sf == df {
+            f64::NAN
+        } else {
+            timer.alone(20, || dst.copy_from(&src, Some(&s)))?
+        };
+        let base_ms = *base.get_or_insert(ms);
+        println!(
+            "| {name} | {ms:.3} | {:.0} | {:.2} | {} |",
+            bytes as f64 / ms / 1e6,
+            base_ms / ms,
+            if engine.is_nan() {
+                "-".into()
+            } else {
+                format!("{engine:.3}")
+            }
+        );
+    }
+    // The header swap's price: a whole run of a 4 KiB transfer, host time.
+    let small_a = filled(&mr, 4096, &s)?;
+    let mut small_b = mr.allocate(4096, &s)?;
+    let l = StridedLayout::dense(&[1024], 4, Order::C)?;
+    let mut host = vec![];
+    for _ in 0..50 {
+        let src = StridedMemoryView::from_buffer(&small_a, l.clone(), None)?;
+        let mut dst = StridedMemoryViewMut::from_buffer_mut(&mut small_b, l.clone(), None)?;
+        let t = Instant::now();
+        let mut g = Batch::new(&comm);
+        g.send(&src, 0)?;
+        g.recv(&mut dst, 0)?;
+        g.run(&s)?;
+        s.synchronize().map_err(|e| stridekit::Error::Invalid {
+            op: "bench",
+            rule: e.to_string(),
+        })?;
+        host.push(t.elapsed().as_secs_f64() * 1e6);
+    }
+    host.sort_by(f64::total_cmp);
+    println!("\nA whole `Batch::run` of 4 KiB to itself (header swap included), host time: {:.0} µs median", host[25]);
+
+    println!(
+        "\n## redistribute rows -> columns, (8192, 16384) f32, 4 in-process ranks on one GPU\n"
+    );
+    println!("| parts before -> after | ms | GB/s (tensor bytes once) |");
+    println!("| --- | ---: | ---: |");
+    let shape = [8192i64, 16384];
+    let (from, to) = (Split::new(0, 4)?, Split::new(1, 4)?);
+    for (name, sf, df) in [
+        ("row-major -> row-major", false, false),
+        ("column-major -> row-major", true, false),
+        ("row-major -> column-major", false, true),
+    ] {
+        let world = dist::local_world(&[0; 4])?;
+        let barrier = Barrier::new(4);
+        let times: Vec<R<Vec<f64>>> = std::thread::scope(|t| {
+            let hs: Vec<_> = world
+                .into_iter()
+                .map(|c| {
+                    let barrier = &barrier;
+                    t.spawn(move || -> R<Vec<f64>> {
+                        let dev = Device::open(0)?;
+                        let s = dev.new_stream()?;
+                        let mr = DeviceMemoryResource::new(&dev)?;
+                        let me = c.rank();
+                        let sshape = from.local_shape(&shape, me)?;
+                        let dshape = to.local_shape(&shape, me)?;
+                        let sl = StridedLayout::dense(&sshape, 4, order(sf))?;
+                        let dl = StridedLayout::dense(&dshape, 4, order(df))?;
+                        let a = filled(&mr, sl.required_size_in_bytes()?, &s)?;
+                        let mut b = mr.allocate(dl.required_size_in_bytes()?, &s)?;
+                        let src = StridedMemoryView::from_buffer(&a, sl, None)?;
+                        let mut dst = StridedMemoryViewMut::from_buffer_mut(&mut b, dl, None)?;
+                        let sync = |s: &Arc<CudaStream>| {
+                            s.synchronize().map_err(|e| stridekit::Error::Invalid {
+                                op: "bench",
+                                rule: e.to_string(),
+                            })
+                        };
+                        let mut out = vec![];
+                        for rep in 0..12 {
+                            sync(&s)?;
+                            barrier.wait();
+                            let t0 = Instant::now();
+                            dist::redistribute(&c, &shape, &from, &to, &src, &mut dst, &s)?;
+                            sync(&s)?;
+                            barrier.wait();
+                            if rep >= 2 {
+                                out.push(t0.elapsed().as_secs_f64() * 1e3);
+                            }
+                        }
+                        Ok(out)
+                    })
+                })
+                .collect();
+            hs.into_iter()
+                .map(|h| h.join().unwrap_or_else(|_| Ok(vec![])))
+                .collect()
+        });
+        let mut ms = times.into_iter().next().unwrap_or(Ok(vec![]))?;
+        ms.sort_by(f64::total_cmp);
+        let med = ms.get(ms.len() / 2).copied().unwrap_or(f64::NAN);
+        println!(
+            "| {name} | {med:.3} | {:.0} |",
+            (shape[0] * shape[1] * 4) as f64 / med / 1e6
+        );
+    }
+    Ok(())
+}

@@ -1,0 +1,337 @@
+//! The check before a transfer moves any byte: each pair of ranks swaps what it posted
+//! (how many sends and receives, then each one's [`Header`]), so that a disagreement is
+//! the same error on both ranks instead of a hang or a wrong result.
+
+use super::comm::Communicator;
+use crate::copy::temporaries_pool;
+use crate::device::Device;
+use crate::error::{invalid, Result};
+use crate::memory::MemoryResource;
+use cudarc::driver::CudaStream;
+use std::sync::Arc;
+use stridekit_layout::dist::Header;
+
+/// One transfer a rank posted: to or from `peer`, with its header.
+pub(crate) struct Posted<'h> {
+    pub peer: usize,
+    pub send: bool,
+    pub header: &'h Header,
+}
+
+/// The first bytes of a count message ("SKB1").
+const COUNT_MAGIC: u32 = 0x3142_4b53;
+const COUNT_BYTES: usize = 16;
+
+/// Swaps counts, then headers, with every peer of `posted` (with every rank when
+/// `collective`), and checks that the k-th send of each rank to another matches the k-th
+/// receive of the other from it. Both ranks of a pair see the same two messages, so a
+/// mismatch fails on both.
+pub(crate) fn agree<C: Communicator + ?Sized>(
+    op: &'static str,
+    comm: &C,
+    posted: &[Posted<'_>],
+    collective: bool,
+    stream: &Arc<CudaStream>,
+) -> Result<()> {
+    let me = comm.rank();
+    let mut peers: Vec<usize> = if collective {
+        (0..comm.size()).collect()
+    } else {
+        posted.iter().map(|p| p.peer).collect()
+    };
+    peers.sort_unstable();
+    peers.dedup();
+    if peers.is_empty() {
+        return Ok(());
+    }
+    // What this rank posted with each peer: sends first, then receives, in order.
+    let mine: Vec<(Vec<&Header>, Vec<&Header>)> = peers
+        .iter()
+        .map(|&p| {
+            let of = |send: bool| {
+                posted
+                    .iter()
+                    .filter(|x| x.peer == p && x.send == send)
+                    .map(|x| x.header)
+                    .collect::<Vec<_>>()
+            };
+            (of(true), of(false))
+        })
+        .collect();
+    let encoded: Vec<Vec<u8>> = mine
+        .iter()
+        .map(|(s, r)| {
+            let mut out = Vec::new();
+            for h in s.iter().chain(r) {
+                let b = h.to_bytes();
+                out.extend_from_slice(&(b.len() as u32).to_le_bytes());
+                out.extend_from_slice(&b);
+            }
+            out
+        })
+        .collect();
+
+    // Round 1: counts.
+    let counts: Vec<(usize, Vec<u8>)> = peers
+        .iter()
+        .zip(&mine)
+        .zip(&encoded)
+        .map(|((&p, (s, r)), e)| {
+            let words = [COUNT_MAGIC, s.len() as u32, r.len() as u32, e.len() as u32];
+            (p, words.iter().flat_map(|w| w.to_le_bytes()).collect())
+        })
+        .collect();
+    let lens: Vec<(usize, usize)> = peers.iter().map(|&p| (p, COUNT_BYTES)).collect();
+    let theirs = swap(op, comm, &counts, &lens, stream)?;
+    // A pair whose counts disagree skips the later rounds on both sides (each sees it).
+    let mut failure = None;
+    let mut agreed = Vec::with_capacity(peers.len());
+    for (i, ((&p, (s, r)), t)) in peers.iter().zip(&mine).zip(&theirs).enumerate() {
+        match check_counts(op, me, p, (s.len(), r.len()), t) {
+            Ok(n) => agreed.push((i, n)),
+            Err(e) => {
+                failure.get_or_insert(e);
+            }
+        }
+    }
+
+    // Round 2: headers, with the peers whose counts agree.
+    let out: Vec<(usize, Vec<u8>)> = agreed
+        .iter()
+        .map(|&(i, _)| (peers[i], encoded[i].clone()))
+        .collect();
+    let lens: Vec<(usize, usize)> = agreed.iter().map(|&(i, n)| (peers[i], n)).collect();
+    let theirs = swap(op, comm, &out, &lens, stream)?;
+    for (&(i, _), t) in agreed.iter().zip(&theirs) {
+        if let Err(e) = check_headers(op, me, peers[i], &mine[i], t) {
+            failure.get_or_insert(e);
+        }
+    }
+
+    // Round 3: each rank's verdict, so that a rank whose other peer disagreed does not
+    // leave this one waiting for a transfer it will never post.
+    let verdict = u32::from(failure.is_some()).to_le_bytes().to_vec();
+    let out: Vec<(usize, Vec<u8>)> = agreed
+        .iter()
+        .map(|&(i, _)| (peers[i], verdict.clone()))
+        .collect();
+    let lens: Vec<(usize, usize)> = agreed.iter().map(|&(i, _)| (peers[i], 4)).collect();
+    let theirs = swap(op, comm, &out, &lens, stream)?;
+    if let Some(e) = failure {
+        return Err(e);
+    }
+    for ((p, _), t) in lens.iter().zip(&theirs) {
+        if t.as_slice() != [0, 0, 0, 0] {
+            return Err(invalid(
+                op,
+                format!(
+                    "rank {p} refused the transfer (its own error says why); nothing was moved"
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Checks a peer's count message against what this rank posted with it; the number of
+/// header bytes the peer will send next.
+fn check_counts(
+    op: &'static str,
+    me: usize,
+    p: usize,
+    (sends, recvs): (usize, usize),
+    t: &[u8],
+) -> Result<usize> {
+    let w = |i: usize| u32::from_le_bytes([t[4 * i], t[4 * i + 1], t[4 * i + 2], t[4 * i + 3]]);
+    if t.len() != COUNT_BYTES || w(0) != COUNT_MAGIC {
+        return Err(invalid(
+            op,
+            format!("rank {p} answered rank {me} with bytes that are not a stridekit transfer count; both ranks must run the same transfer"),
+        ));
+    }
+    let (ts, tr) = (w(1) as usize, w(2) as usize);
+    if ts != recvs || tr != sends {
+        let (lo, hi) = (me.min(p), me.max(p));
+        let ((lo_s, lo_r), (hi_s, hi_r)) = if me <= p {
+            ((sends, recvs), (ts, tr))
+        } else {
+            ((ts, tr), (sends, recvs))
+        };
+        return Err(invalid(
+            op,
+            format!("ranks {lo} and {hi} posted transfers that do not match: rank {lo} sends {lo_s} to and receives {lo_r} from rank {hi}, rank {hi} sends {hi_s} to and receives {hi_r} from rank {lo} (each send must meet a receive, in order)"),
+        ));
+    }
+    Ok(w(3) as usize)
+}
+
+/// Checks a peer's headers (its sends to this rank, then its receives from it) against
+/// this rank's receives from it and sends to it.
+fn check_headers(
+    op: &'static str,
+    me: usize,
+    p: usize,
+    (s, r): &(Vec<&Header>, Vec<&Header>),
+    t: &[u8],
+) -> Result<()> {
+    let decoded = split_headers(op, p, t)?;
+    if decoded.len() != s.len() + r.len() {
+        return Err(invalid(
+            op,
+            format!(
+                "rank {p} sent {} headers to rank {me}, {} were announced",
+                decoded.len(),
+                s.len() + r.len()
+            ),
+        ));
+    }
+    let (their_s, their_r) = decoded.split_at(r.len());
+    for (k, (m, t)) in r.iter().zip(their_s).enumerate() {
+        m.agrees_with(t)
+            .map_err(|e| invalid(op, format!("transfer {k} from rank {p} to rank {me}: {e}")))?;
+    }
+    for (k, (m, t)) in s.iter().zip(their_r).enumerate() {
+        m.agrees_with(t)
+            .map_err(|e| invalid(op, format!("transfer {k} from rank {me} to rank {p}: {e}")))?;
+    }
+    Ok(())
+}
+
+fn split_headers(op: &'static str, peer: usize, mut b: &[u8]) -> Result<Vec<Header>> {
+    let mut out = Vec::new();
+    while !b.is_empty() {
+        let n = b
+            .get(..4)
+            .map(|w| u32::from_le_bytes([w[0], w[1], w[2], w[3]]) as usize)
+            .filter(|&n| b.len() >= 4 + n)
+            .ok_or_else(|| invalid(op, format!("rank {peer} sent truncated transfer headers")))?;
+        out.push(Header::from_bytes(&b[4..4 + n])?);
+        b = &b[4 + n..];
+    }
+    Ok(out)
+}
+
+/// Sends `out[i].1` to rank `out[i].0` and receives `lens[i].1` bytes from rank
+/// `lens[i].0`, all in one group, through device memory; waits for them and returns the
+/// bytes received, in the order of `lens`.
+pub(crate) fn swap<C: Communicator + ?Sized>(
+    op: &'static str,
+    comm: &C,
+    out: &[(usize, Vec<u8>)],
+    lens: &[(usize, usize)],
+    stream: &Arc<CudaStream>,
+) -> Result<Vec<Vec<u8>>> {
+    let total_out: usize = out.iter().map(|(_, b)| b.len()).sum();
+    let total_in: usize = lens.iter().map(|&(_, n)| n).sum();
+    let pool = temporaries_pool(&Device::open(comm.device())?)?;
+    let mut ob = pool.allocate(total_out, stream)?;
+    let ib = pool.allocate(total_in, stream)?;
+    let flat: Vec<u8> = out.iter().flat_map(|(_, b)| b.iter().copied()).collect();
+    ob.copy_from_host(&flat, stream)?;
+    comm.group_start(op)?;
+    let mut queued = Ok(());
+    let mut off = 0u64;
+    for (p, b) in out {
+        if b.is_empty() || queued.is_err() {
+            continue;
+        }
+        // SAFETY: `ob` is device memory of the communicator's device holding `total_out`
+        // bytes; it lives until the stream is synchronized below.
+        queued = unsafe { comm.send_bytes(op, ob.ptr() + off, b.len(), *p, stream) };
+        off += b.len() as u64;
+    }
+    let mut off = 0u64;
+    for &(p, n) in lens {
+        if n == 0 || queued.is_err() {
+            continue;
+        }
+        // SAFETY: as above, for `ib`, which nothing else uses.
+        queued = unsafe { comm.recv_bytes(op, ib.ptr() + off, n, p, stream) };
+        off += n as u64;
+    }
+    let ended = comm.group_end(op);
+    if let Err(e) = queued.and(ended) {
+        return Err(comm.fail(op, e));
+    }
+    stream
+        .synchronize()
+        .map_err(crate::error::driver(op, "cuStreamSynchronize"))?;
+    let mut host = vec![0u8; total_in];
+    ib.copy_to_host(&mut host, stream)?;
+    let mut res = Vec::with_capacity(lens.len());
+    let mut rest = host.as_slice();
+    for &(_, n) in lens {
+        let (a, b) = rest.split_at(n);
+        res.push(a.to_vec());
+        rest = b;
+    }
+    Ok(res)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn counts(s: u32, r: u32, bytes: u32) -> Vec<u8> {
+        [COUNT_MAGIC, s, r, bytes]
+            .iter()
+            .flat_map(|w| w.to_le_bytes())
+            .collect()
+    }
+
+    #[test]
+    fn counts_must_mirror_and_both_ranks_word_the_error_alike() {
+        // Rank 0 sends 2 to rank 1 and receives 1; rank 1 must send 1 and receive 2.
+        assert_eq!(
+            check_counts("t", 0, 1, (2, 1), &counts(1, 2, 40)).unwrap(),
+            40
+        );
+        let e0 = check_counts("t", 0, 1, (2, 1), &counts(1, 1, 0)).unwrap_err();
+        let e1 = check_counts("t", 1, 0, (1, 1), &counts(2, 1, 0)).unwrap_err();
+        assert_eq!(e0.to_string(), e1.to_string());
+        assert!(
+            e0.to_string()
+                .contains("rank 0 sends 2 to and receives 1 from rank 1, rank 1 sends 1 to and receives 1 from rank 0"),
+            "{e0}"
+        );
+        let mut bad = counts(1, 2, 0);
+        bad[0] ^= 1;
+        assert!(check_counts("t", 0, 1, (2, 1), &bad)
+            .unwrap_err()
+            .to_string()
+            .contains("not a stridekit transfer count"));
+        assert!(check_counts("t", 0, 1, (2, 1), &bad[..8]).is_err());
+    }
+
+    fn encode(hs: &[&Header]) -> Vec<u8> {
+        let mut out = Vec::new();
+        for h in hs {
+            let b = h.to_bytes();
+            out.extend_from_slice(&(b.len() as u32).to_le_bytes());
+            out.extend_from_slice(&b);
+        }
+        out
+    }
+
+    #[test]
+    fn headers_are_matched_send_to_receive_in_order() {
+        let a = Header::new(&[4, 6], 4, 3).unwrap();
+        let b = Header::new(&[2], 8, 0).unwrap();
+        let c = Header::new(&[6, 4], 4, 3).unwrap();
+        // This rank sends [a] to the peer and receives [b] from it; the peer's message
+        // holds its sends (meeting our receives), then its receives (meeting our sends).
+        let mine = (vec![&a], vec![&b]);
+        check_headers("t", 0, 1, &mine, &encode(&[&b, &a])).unwrap();
+        let e = check_headers("t", 0, 1, &mine, &encode(&[&b, &c])).unwrap_err();
+        assert!(
+            e.to_string().contains("transfer 0 from rank 0 to rank 1")
+                && e.to_string().contains("extents differ"),
+            "{e}"
+        );
+        let e = check_headers("t", 0, 1, &mine, &encode(&[&b])).unwrap_err();
+        assert!(e.to_string().contains("sent 1 headers"), "{e}");
+        let mut cut = encode(&[&b, &a]);
+        cut.pop();
+        assert!(check_headers("t", 0, 1, &mine, &cut).is_err());
+    }
+}
