@@ -27,7 +27,7 @@ print("| source -> destination | ms | GB/s (bytes once) |")
 print("| --- | ---: | ---: |")
 os.environ.setdefault("MASTER_ADDR", "127.0.0.1")
 os.environ.setdefault("MASTER_PORT", "29533")
-dist.init_process_group("nccl", rank=0, world_size=1, device_id=dev)
+dist.init_process_group("nccl", rank=0, world_size=1, device_id=torch.device("cuda", 0))
 n = 8192
 base = torch.randn(n, n, device=dev)
 for name, sf, df in [

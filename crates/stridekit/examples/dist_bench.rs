@@ -2,10 +2,11 @@
 //!
 //! 1. A rank of an NCCL communicator of one sends 256 MiB (8192 x 8192 f32) to itself:
 //!    dense row-major on both sides (NCCL's own contiguous transfer, the ceiling), and
-//!    transposed on one or both sides (packed and unpacked by the copy engine). Median of
-//!    20 runs of a checked batch (the header swap done once), each alone on the GPU,
-//!    between CUDA events; with the copy engine's own copy of the same layouts, and the
-//!    host time of a whole `Batch::run` of 4 KiB (header swap included).
+//!    transposed on one or both sides (packed and unpacked by the copy engine), through
+//!    NCCL's send to oneself and as the one copy a batch makes of a transfer to oneself by
+//!    default. Median of 20 runs of a checked batch (the header swap done once), each
+//!    alone on the GPU, between CUDA events; and the host time of a whole `Batch::run` of
+//!    4 KiB (header swap included).
 //! 2. `redistribute` of a (8192, 16384) f32 tensor (512 MiB) from rows to columns over
 //!    four in-process ranks on the one GPU (threads), parts dense or column-major: wall
 //!    time from a barrier to every rank's stream done, median of 10. `bench/dist_compare.py`
@@ -61,7 +62,7 @@ fn main() -> R<()> {
     let a = filled(&mr, bytes, &s)?;
     let mut b = mr.allocate(bytes, &s)?;
     println!("\n## self-send of 256 MiB f32 through NCCL (one rank)\n");
-    println!("| source -> destination | ms | GB/s (bytes once) | vs contiguous NCCL | copy engine alone, ms |");
+    println!("| source -> destination | through NCCL, ms | vs contiguous NCCL | as one copy (default), ms | vs contiguous NCCL |");
     println!("| --- | ---: | ---: | ---: | ---: |");
     let mut base = None;
     for (name, sf, df) in [

@@ -26,8 +26,9 @@ fn assert_none(fails: Vec<String>) {
 #[ignore = "needs a CUDA device"]
 fn send_recv_random_layouts_every_itemsize() {
     for (n, seed) in [(1, 11), (2, 12), (3, 13)] {
-        assert_none(dist::send_recv(world(n), seed, 40));
+        assert_none(dist::send_recv(world(n), seed, 40, false));
     }
+    assert_none(dist::send_recv(world(1), 14, 40, true));
 }
 
 #[test]

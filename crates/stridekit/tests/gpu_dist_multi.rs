@@ -32,7 +32,12 @@ fn local_transport_between_two_gpus() {
     if !two_gpus() {
         return;
     }
-    assert_none(dist::send_recv(local_world(&[0, 1]).unwrap(), 31, 40));
+    assert_none(dist::send_recv(
+        local_world(&[0, 1]).unwrap(),
+        31,
+        40,
+        false,
+    ));
     assert_none(dist::all_to_all(local_world(&[0, 1]).unwrap(), 32));
     for k in 0..8 {
         assert_none(dist::redistribute(local_world(&[0, 1]).unwrap(), 33 + k));
@@ -59,7 +64,7 @@ fn nccl_between_two_gpus() {
     if !two_gpus() {
         return;
     }
-    assert_none(dist::send_recv(nccl_pair(), 41, 40));
+    assert_none(dist::send_recv(nccl_pair(), 41, 40, false));
     assert_none(dist::all_to_all(nccl_pair(), 42));
     for k in 0..8 {
         assert_none(dist::redistribute(nccl_pair(), 43 + k));

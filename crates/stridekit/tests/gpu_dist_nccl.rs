@@ -1,5 +1,6 @@
 //! `stridekit::dist` over real NCCL with one rank (a communicator of this process alone:
-//! NCCL moves its sends to itself): sends, receives, all-to-all and redistribution of
+//! NCCL moves its sends to itself, asked with `Batch::self_through_transport`; all-to-all
+//! and redistribution of one rank are copies after NCCL's header swap): sends, receives, all-to-all and redistribution of
 //! random layouts of every itemsize, byte-exact, and the mismatch paths. Built with the
 //! `nccl` feature.
 #![cfg(feature = "nccl")]
@@ -36,7 +37,9 @@ fn nccl_loads_and_ids_round_trip() {
 #[test]
 #[ignore = "needs a CUDA device and NCCL"]
 fn one_rank_sends_to_itself_every_layout_and_itemsize() {
-    assert_none(dist::send_recv(one(), 21, 60));
+    // Through NCCL's send to oneself, and (the default) as one copy.
+    assert_none(dist::send_recv(one(), 21, 60, true));
+    assert_none(dist::send_recv(one(), 22, 60, false));
 }
 
 #[test]

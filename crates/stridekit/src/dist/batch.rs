@@ -52,6 +52,7 @@ pub struct Batch<'a, C: Communicator + ?Sized> {
     comm: &'a C,
     ops: Vec<Op<'a>>,
     collective: bool,
+    self_through_transport: bool,
 }
 
 struct Op<'a> {
@@ -77,6 +78,7 @@ impl<'a, C: Communicator + ?Sized> Batch<'a, C> {
             comm,
             ops: Vec::new(),
             collective: false,
+            self_through_transport: false,
         }
     }
 
@@ -87,6 +89,15 @@ impl<'a, C: Communicator + ?Sized> Batch<'a, C> {
             collective: true,
             ..Batch::new(comm)
         }
+    }
+
+    /// Whether transfers of this rank to itself go through the transport (NCCL's send to
+    /// oneself) instead of one pass of the copy engine from the send's view into the
+    /// receive's (the default, `false`: the fastest way, and what a rank's own part of an
+    /// all-to-all or a redistribution takes). `true` measures or tests the transport.
+    pub fn self_through_transport(&mut self, on: bool) -> &mut Self {
+        self.self_through_transport = on;
+        self
     }
 
     /// Posts a send of `view` (any layout, any memory the copy engine reaches) to `peer`.
@@ -155,6 +166,7 @@ impl<'a, C: Communicator + ?Sized> Batch<'a, C> {
         Ok(Checked {
             comm: self.comm,
             ops: self.ops,
+            direct: !self.self_through_transport,
         })
     }
 }
@@ -164,6 +176,8 @@ impl<'a, C: Communicator + ?Sized> Batch<'a, C> {
 pub struct Checked<'a, C: Communicator + ?Sized> {
     comm: &'a C,
     ops: Vec<Op<'a>>,
+    /// Transfers to oneself are copies.
+    direct: bool,
 }
 
 impl<C: Communicator + ?Sized> Checked<'_, C> {
@@ -171,13 +185,32 @@ impl<C: Communicator + ?Sized> Checked<'_, C> {
     pub fn run(&self, stream: &Arc<CudaStream>) -> Result<()> {
         self.comm.check_usable(OP)?;
         check_stream(OP, self.comm, stream)?;
+        // A send to oneself meets, in order, a receive from oneself: one copy.
+        let me = self.comm.rank();
+        let mut skip = vec![false; self.ops.len()];
+        if self.direct {
+            let mine = |send: bool| {
+                self.ops
+                    .iter()
+                    .enumerate()
+                    .filter(move |(_, o)| o.peer == me && o.send == send)
+                    .map(|(i, _)| i)
+            };
+            for (si, ri) in mine(true).zip(mine(false)).collect::<Vec<_>>() {
+                let (s, r) = (&self.ops[si].operand, &self.ops[ri].operand);
+                copy_into(r, s, Some(stream), &CopyOptions::default())?;
+                skip[si] = true;
+                skip[ri] = true;
+            }
+        }
+
         // Pack what does not travel in place.
         let device = self.comm.device();
         let pool = temporaries_pool(&Device::open(device)?)?;
         let mut wires = Vec::with_capacity(self.ops.len());
-        for o in &self.ops {
+        for (o, &skipped) in self.ops.iter().zip(&skip) {
             let bytes = o.operand.layout().volume() * o.operand.layout().itemsize();
-            let w = if bytes == 0 {
+            let w = if bytes == 0 || skipped {
                 Wire::Empty
             } else if travels_in_place(&o.operand, device) {
                 let (lo, hi) = o.operand.byte_span();

@@ -71,15 +71,19 @@ pub(crate) fn agree<C: Communicator + ?Sized>(
         })
         .collect();
 
+    // Transfers with oneself alone need no messages: the same checks, on our own.
+    if peers == [me] {
+        let msg = count_message(&mine[0], &encoded[0]);
+        check_counts(op, me, me, (mine[0].0.len(), mine[0].1.len()), &msg)?;
+        return check_headers(op, me, me, &mine[0], &encoded[0]);
+    }
+
     // Round 1: counts.
     let counts: Vec<(usize, Vec<u8>)> = peers
         .iter()
         .zip(&mine)
         .zip(&encoded)
-        .map(|((&p, (s, r)), e)| {
-            let words = [COUNT_MAGIC, s.len() as u32, r.len() as u32, e.len() as u32];
-            (p, words.iter().flat_map(|w| w.to_le_bytes()).collect())
-        })
+        .map(|((&p, m), e)| (p, count_message(m, e)))
         .collect();
     let lens: Vec<(usize, usize)> = peers.iter().map(|&p| (p, COUNT_BYTES)).collect();
     let theirs = swap(op, comm, &counts, &lens, stream)?;
@@ -131,6 +135,14 @@ pub(crate) fn agree<C: Communicator + ?Sized>(
         }
     }
     Ok(())
+}
+
+/// The count message to a peer: magic, sends, receives, header bytes (u32 each).
+fn count_message((s, r): &(Vec<&Header>, Vec<&Header>), encoded: &[u8]) -> Vec<u8> {
+    [COUNT_MAGIC, s.len() as u32, r.len() as u32, encoded.len() as u32]
+        .iter()
+        .flat_map(|w| w.to_le_bytes())
+        .collect()
 }
 
 /// Checks a peer's count message against what this rank posted with it; the number of

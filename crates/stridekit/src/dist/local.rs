@@ -158,30 +158,61 @@ impl World {
         }
     }
 
-    /// Waits for the receipt of a letter its receiver took (it always comes, even after
-    /// an abort), up to [`LOCAL_WAIT`].
-    fn wait_settled(
+    /// The receipt of letter `id` in box `key`, once its receiver has copied it (or
+    /// failed to). A letter still in its box is withdrawn (`None`) when `withdraw` is
+    /// set, when the world is aborted, or after the wait: then nobody will read it. A
+    /// letter taken always gets its receipt.
+    fn receipt(
         &self,
         op: &'static str,
-        what: &str,
         id: u64,
-    ) -> Result<Result<Arc<CudaEvent>, String>> {
+        key: (usize, usize),
+        withdraw: bool,
+    ) -> Result<Option<Result<Arc<CudaEvent>, String>>> {
         let deadline = Instant::now() + self.wait;
         let mut st = self.lock(op)?;
         loop {
             if let Some(r) = st.receipts.remove(&id) {
-                return Ok(r);
+                return Ok(Some(r));
             }
             let now = Instant::now();
-            if now >= deadline {
-                return Err(invalid(
-                    op,
-                    format!("{what} did not finish within {:?}", self.wait),
-                ));
+            if withdraw || st.aborted.is_some() || now >= deadline {
+                let mut taken = true;
+                if let Some(b) = st.mail.get_mut(&key) {
+                    if let Some(i) = b.iter().position(|l| l.id == id) {
+                        b.remove(i);
+                        taken = false;
+                    }
+                }
+                if !taken {
+                    if !withdraw && st.aborted.is_none() {
+                        let why = format!(
+                            "rank {} did not receive a send of rank {} within {:?}",
+                            key.1, key.0, self.wait
+                        );
+                        st.aborted = Some(why);
+                        self.cv.notify_all();
+                    }
+                    return Ok(None);
+                }
+                if now >= deadline + self.wait {
+                    return Err(invalid(
+                        op,
+                        format!(
+                            "rank {}'s copy of a send of rank {} did not finish",
+                            key.1, key.0
+                        ),
+                    ));
+                }
             }
+            let until = if now < deadline {
+                deadline
+            } else {
+                deadline + self.wait
+            };
             st = self
                 .cv
-                .wait_timeout(st, deadline - now)
+                .wait_timeout(st, until.saturating_duration_since(now))
                 .map_err(|_| Error::Internal {
                     op,
                     what: "a local world's lock was poisoned by a panic in another rank".into(),
@@ -230,7 +261,7 @@ impl LocalComm {
         if result.is_ok() {
             result = self.receive_all(op, &ops);
         }
-        let settled = self.settle(op, &posted);
+        let settled = self.settle(op, &posted, result.is_err());
         result.and(settled)
     }
 
@@ -283,39 +314,24 @@ impl LocalComm {
     }
 
     /// Each send is done once its receiver's copy is: the sender's stream waits for it.
-    /// A letter nobody took (after a failure) is withdrawn, so that nobody reads the
-    /// memory once this returns.
-    fn settle(&self, op: &'static str, posted: &[(u64, &Queued)]) -> Result<()> {
-        let world = &self.world;
+    /// After a failure here or an abort, a letter nobody took is withdrawn, so that nobody
+    /// reads the memory once this returns.
+    fn settle(&self, op: &'static str, posted: &[(u64, &Queued)], failed: bool) -> Result<()> {
         let mut first = Ok(());
         for &(id, q) in posted {
-            {
-                let mut st = world.lock(op)?;
-                if let Some(box_) = st.mail.get_mut(&(self.rank, q.peer)) {
-                    if let Some(i) = box_.iter().position(|l| l.id == id) {
-                        box_.remove(i);
-                        first = first.and(Err(invalid(
-                            op,
-                            format!(
-                                "rank {} never received a send of rank {}",
-                                q.peer, self.rank
-                            ),
-                        )));
-                        continue;
-                    }
-                }
-            }
-            let what = format!(
-                "the copy of rank {}'s receive from rank {}",
-                q.peer, self.rank
-            );
-            let receipt = world.wait_settled(op, &what, id)?;
-            let r = match receipt {
-                Ok(done) => q
+            let r = match self.world.receipt(op, id, (self.rank, q.peer), failed)? {
+                Some(Ok(done)) => q
                     .stream
                     .wait(&done)
                     .map_err(driver(op, "cuStreamWaitEvent")),
-                Err(why) => Err(invalid(op, why)),
+                Some(Err(why)) => Err(invalid(op, why)),
+                None => Err(invalid(
+                    op,
+                    format!(
+                        "rank {} did not receive a send of rank {}",
+                        q.peer, self.rank
+                    ),
+                )),
             };
             first = first.and(r);
         }

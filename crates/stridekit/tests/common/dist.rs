@@ -89,7 +89,13 @@ fn device_mr(c: &impl Communicator) -> DeviceMemoryResource {
 /// Rank 0 sends `cases` transfers to rank `size - 1` (itself in a world of one) in one
 /// batch; the receiver reads its bytes on another stream without waiting, so that a
 /// transfer not recorded on its buffers would be read too early.
-pub fn send_recv<C: Communicator>(world: Vec<C>, seed: u64, cases: u64) -> Vec<String> {
+/// With `through_transport`, transfers of a rank to itself go through the transport too.
+pub fn send_recv<C: Communicator>(
+    world: Vec<C>,
+    seed: u64,
+    cases: u64,
+    through_transport: bool,
+) -> Vec<String> {
     on_ranks(world, |c, s| {
         let (me, last) = (c.rank(), c.size() - 1);
         let mut fails = Vec::new();
@@ -125,6 +131,7 @@ pub fn send_recv<C: Communicator>(world: Vec<C>, seed: u64, cases: u64) -> Vec<S
                 .map(|(b, x)| StridedMemoryViewMut::from_buffer_mut(b, x.dl.clone(), None).unwrap())
                 .collect();
             let mut b = Batch::new(c);
+            b.self_through_transport(through_transport);
             for v in &srcs {
                 b.send(v, last).unwrap();
             }
