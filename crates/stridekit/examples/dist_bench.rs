@@ -9,7 +9,8 @@
 //!    4 KiB (header swap included).
 //! 2. `redistribute` of a (8192, 16384) f32 tensor (512 MiB) from rows to columns over
 //!    four in-process ranks on the one GPU (threads), parts dense or column-major: wall
-//!    time from a barrier to every rank's stream done, median of 10. `bench/dist_compare.py`
+//!    time from a barrier to every rank's stream done, median of 10; of the whole call
+//!    (header swap included) and of a checked `redistribute_batch` run again. `bench/dist_compare.py`
 //!    times PyTorch's permute-copy-permute of the same parts on the same GPU.
 
 #[path = "common/timing.rs"]
@@ -75,28 +76,20 @@ fn main() -> R<()> {
         let dl = StridedLayout::dense(&[n, n], 4, order(df))?;
         let src = StridedMemoryView::from_buffer(&a, sl, None)?;
         let mut dst = StridedMemoryViewMut::from_buffer_mut(&mut b, dl, None)?;
-        let ms = {
+        let mut time = |through: bool| -> R<f64> {
             let mut g = Batch::new(&comm);
+            g.self_through_transport(through);
             g.send(&src, 0)?;
             g.recv(&mut dst, 0)?;
             let checked = g.check(&s)?;
-            timer.alone(20, || checked.run(&s))?
+            timer.alone(20, || checked.run(&s))
         };
-        let engine = if sf == df {
-            f64::NAN
-        } else {
-            timer.alone(20, || dst.copy_from(&src, Some(&s)))?
-        };
-        let base_ms = *base.get_or_insert(ms);
+        let (nccl, copy) = (time(true)?, time(false)?);
+        let base_ms = *base.get_or_insert(nccl);
         println!(
-            "| {name} | {ms:.3} | {:.0} | {:.2} | {} |",
-            bytes as f64 / ms / 1e6,
-            base_ms / ms,
-            if engine.is_nan() {
-                "-".into()
-            } else {
-                format!("{engine:.3}")
-            }
+            "| {name} | {nccl:.3} | {:.2} | {copy:.3} | {:.2} |",
+            base_ms / nccl,
+            base_ms / copy
         );
     }
     // The header swap's price: a whole run of a 4 KiB transfer, host time.
@@ -124,8 +117,8 @@ fn main() -> R<()> {
     println!(
         "\n## redistribute rows -> columns, (8192, 16384) f32, 4 in-process ranks on one GPU\n"
     );
-    println!("| parts before -> after | ms | GB/s (tensor bytes once) |");
-    println!("| --- | ---: | ---: |");
+    println!("| parts before -> after | redistribute, ms | GB/s (tensor bytes once) | checked batch run, ms | GB/s |");
+    println!("| --- | ---: | ---: | ---: | ---: |");
     let shape = [8192i64, 16384];
     let (from, to) = (Split::new(0, 4)?, Split::new(1, 4)?);
     for (name, sf, df) in [
@@ -135,12 +128,12 @@ fn main() -> R<()> {
     ] {
         let world = dist::local_world(&[0; 4])?;
         let barrier = Barrier::new(4);
-        let times: Vec<R<Vec<f64>>> = std::thread::scope(|t| {
+        let times: Vec<R<(Vec<f64>, Vec<f64>)>> = std::thread::scope(|t| {
             let hs: Vec<_> = world
                 .into_iter()
                 .map(|c| {
                     let barrier = &barrier;
-                    t.spawn(move || -> R<Vec<f64>> {
+                    t.spawn(move || -> R<(Vec<f64>, Vec<f64>)> {
                         let dev = Device::open(0)?;
                         let s = dev.new_stream()?;
                         let mr = DeviceMemoryResource::new(&dev)?;
@@ -159,7 +152,7 @@ fn main() -> R<()> {
                                 rule: e.to_string(),
                             })
                         };
-                        let mut out = vec![];
+                        let mut whole = vec![];
                         for rep in 0..12 {
                             sync(&s)?;
                             barrier.wait();
@@ -168,23 +161,43 @@ fn main() -> R<()> {
                             sync(&s)?;
                             barrier.wait();
                             if rep >= 2 {
-                                out.push(t0.elapsed().as_secs_f64() * 1e3);
+                                whole.push(t0.elapsed().as_secs_f64() * 1e3);
                             }
                         }
-                        Ok(out)
+                        let checked =
+                            dist::redistribute_batch(&c, &shape, &from, &to, &src, &mut dst)?
+                                .check(&s)?;
+                        let mut moved = vec![];
+                        for rep in 0..12 {
+                            sync(&s)?;
+                            barrier.wait();
+                            let t0 = Instant::now();
+                            checked.run(&s)?;
+                            sync(&s)?;
+                            barrier.wait();
+                            if rep >= 2 {
+                                moved.push(t0.elapsed().as_secs_f64() * 1e3);
+                            }
+                        }
+                        Ok((whole, moved))
                     })
                 })
                 .collect();
             hs.into_iter()
-                .map(|h| h.join().unwrap_or_else(|_| Ok(vec![])))
+                .map(|h| h.join().unwrap_or_else(|_| Ok((vec![], vec![]))))
                 .collect()
         });
-        let mut ms = times.into_iter().next().unwrap_or(Ok(vec![]))?;
-        ms.sort_by(f64::total_cmp);
-        let med = ms.get(ms.len() / 2).copied().unwrap_or(f64::NAN);
+        let (whole, moved) = times.into_iter().next().unwrap_or(Ok((vec![], vec![])))?;
+        let med = |mut v: Vec<f64>| {
+            v.sort_by(f64::total_cmp);
+            v.get(v.len() / 2).copied().unwrap_or(f64::NAN)
+        };
+        let (w, m) = (med(whole), med(moved));
+        let gb = (shape[0] * shape[1] * 4) as f64 / 1e6;
         println!(
-            "| {name} | {med:.3} | {:.0} |",
-            (shape[0] * shape[1] * 4) as f64 / med / 1e6
+            "| {name} | {w:.3} | {:.0} | {m:.3} | {:.0} |",
+            gb / w,
+            gb / m
         );
     }
     Ok(())

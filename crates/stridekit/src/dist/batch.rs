@@ -114,17 +114,17 @@ impl<'a, C: Communicator + ?Sized> Batch<'a, C> {
     /// address).
     pub fn recv(&mut self, view: &'a mut StridedMemoryViewMut<'_>, peer: usize) -> Result<()> {
         let operand = view.operand(OP)?;
-        if !operand.layout().is_unique() {
-            return Err(invalid(
-                OP,
-                "the receiving view maps two elements to one address; a receive writes each element once",
-            ));
-        }
         self.push(peer, false, operand)
     }
 
     pub(crate) fn push(&mut self, peer: usize, send: bool, operand: Operand<'a>) -> Result<()> {
         check_peer(OP, self.comm, peer)?;
+        if !send && !operand.layout().is_unique() {
+            return Err(invalid(
+                OP,
+                "the receiving view maps two elements to one address; a receive writes each element once",
+            ));
+        }
         let header = Header::new(
             operand.shape(),
             operand.layout().itemsize(),

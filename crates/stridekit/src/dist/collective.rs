@@ -3,7 +3,6 @@
 
 use super::batch::Batch;
 use super::comm::Communicator;
-use crate::copy::{copy_into, CopyOptions};
 use crate::error::{invalid, Result};
 use crate::view::access::Access;
 use crate::view::{StridedMemoryView, StridedMemoryViewBase, StridedMemoryViewMut};
@@ -73,8 +72,10 @@ pub fn all_to_all<C: Communicator + ?Sized>(
 /// rank's part before ([`Split::local_shape`] of `from`), `dst` its part after, both
 /// in any layout. Each box that moves is packed from `src` in one pass of the copy
 /// engine (the permute fused into the pack), moved, and unpacked into `dst` in one
-/// pass; the box a rank keeps is copied directly. Every rank of `comm` must call it,
-/// with the same `shape`, splits and element type (checked first).
+/// pass (or received in place where the box is dense in `dst`); the box a rank keeps is
+/// one copy. Every rank of `comm` must call it, with the same `shape`, splits and
+/// element type (checked first). [`redistribute_batch`] gives the batch, to check once
+/// and run many times.
 pub fn redistribute<C: Communicator + ?Sized, A: Access>(
     comm: &C,
     shape: &[i64],
@@ -84,6 +85,18 @@ pub fn redistribute<C: Communicator + ?Sized, A: Access>(
     dst: &mut StridedMemoryViewMut<'_>,
     stream: &Arc<CudaStream>,
 ) -> Result<()> {
+    redistribute_batch(comm, shape, from, to, src, dst)?.run(stream)
+}
+
+/// The transfers of [`redistribute`] posted in a [`Batch`] of every rank, not yet run.
+pub fn redistribute_batch<'a, C: Communicator + ?Sized, A: Access>(
+    comm: &'a C,
+    shape: &[i64],
+    from: &Split,
+    to: &Split,
+    src: &'a StridedMemoryViewBase<'_, A>,
+    dst: &'a mut StridedMemoryViewMut<'_>,
+) -> Result<Batch<'a, C>> {
     const OP: &str = "dist::redistribute";
     let (n, me) = (comm.size(), comm.rank());
     if from.ranks != n || to.ranks != n {
@@ -112,28 +125,15 @@ pub fn redistribute<C: Communicator + ?Sized, A: Access>(
     let s = src.operand(OP)?.read_only();
     let d = dst.operand(OP)?;
     let mut b = Batch::collective(comm);
-    let mut kept = None;
     for t in redistribution(shape, from, to)? {
-        match (t.from == me, t.to == me) {
-            (true, true) => {
-                let sl = t.in_local(s.layout(), &src_origin)?;
-                let dl = t.in_local(d.layout(), &dst_origin)?;
-                kept = Some((s.relayout(OP, sl)?, d.relayout(OP, dl)?));
-            }
-            (true, false) => {
-                let l = t.in_local(s.layout(), &src_origin)?;
-                b.push(t.to, true, s.relayout(OP, l)?)?;
-            }
-            (false, true) => {
-                let l = t.in_local(d.layout(), &dst_origin)?;
-                b.push(t.from, false, d.relayout(OP, l)?)?;
-            }
-            (false, false) => {}
+        if t.from == me {
+            let l = t.in_local(s.layout(), &src_origin)?;
+            b.push(t.to, true, s.relayout(OP, l)?)?;
+        }
+        if t.to == me {
+            let l = t.in_local(d.layout(), &dst_origin)?;
+            b.push(t.from, false, d.relayout(OP, l)?)?;
         }
     }
-    b.run(stream)?;
-    if let Some((ks, kd)) = kept {
-        copy_into(&kd, &ks, Some(stream), &CopyOptions::default())?;
-    }
-    Ok(())
+    Ok(b)
 }

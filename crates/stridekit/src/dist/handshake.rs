@@ -139,10 +139,15 @@ pub(crate) fn agree<C: Communicator + ?Sized>(
 
 /// The count message to a peer: magic, sends, receives, header bytes (u32 each).
 fn count_message((s, r): &(Vec<&Header>, Vec<&Header>), encoded: &[u8]) -> Vec<u8> {
-    [COUNT_MAGIC, s.len() as u32, r.len() as u32, encoded.len() as u32]
-        .iter()
-        .flat_map(|w| w.to_le_bytes())
-        .collect()
+    [
+        COUNT_MAGIC,
+        s.len() as u32,
+        r.len() as u32,
+        encoded.len() as u32,
+    ]
+    .iter()
+    .flat_map(|w| w.to_le_bytes())
+    .collect()
 }
 
 /// Checks a peer's count message against what this rank posted with it; the number of

@@ -200,6 +200,17 @@ pub fn all_to_all<C: Communicator>(world: Vec<C>, seed: u64) -> Vec<String> {
     .concat()
 }
 
+/// A random layout of `shape` (dense row-major when an extent is 0, which
+/// `random_layout` does not make), with the bytes its memory needs.
+fn any_layout(rng: &mut Rng, shape: &[i64], isz: usize) -> (StridedLayout, usize) {
+    if shape.contains(&0) {
+        let l = StridedLayout::dense(shape, isz, Order::C).unwrap();
+        let n = l.required_size_in_bytes().unwrap();
+        return (l, n);
+    }
+    random_layout(rng, shape, isz, false)
+}
+
 /// A rank's part of the global tensor `g` (dense row-major of `shape`) under `split`, as
 /// dense row-major bytes.
 fn part_of(g: &[u8], shape: &[i64], isz: usize, split: &Split, rank: usize) -> Vec<u8> {
@@ -236,8 +247,8 @@ pub fn redistribute<C: Communicator>(world: Vec<C>, seed: u64) -> Vec<String> {
         let dmr = device_mr(c);
         let src_shape = from.local_shape(&shape, me).unwrap();
         let dst_shape = to.local_shape(&shape, me).unwrap();
-        let (sl, sbytes) = random_layout(&mut rng, &src_shape, isz, false);
-        let (dl, dbytes) = random_layout(&mut rng, &dst_shape, isz, false);
+        let (sl, sbytes) = any_layout(&mut rng, &src_shape, isz);
+        let (dl, dbytes) = any_layout(&mut rng, &dst_shape, isz);
         let src_dense = StridedLayout::dense(&src_shape, isz, Order::C).unwrap();
         let dst_dense = StridedLayout::dense(&dst_shape, isz, Order::C).unwrap();
         let sdata = naive_copy(
