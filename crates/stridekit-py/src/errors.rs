@@ -18,6 +18,7 @@ pub(crate) fn to_py(e: Error) -> PyErr {
     let msg = e.to_string();
     let code = match &e {
         Error::Driver { source, .. } => Some(source.0 as i64),
+        Error::Nccl { code, .. } => Some(*code as i64),
         Error::NoDriver { .. } | Error::NoDevice { .. } | Error::Unsupported { .. } => None,
         Error::ElementType { .. } => return PyTypeError::new_err(msg),
         Error::DtypeMismatch { src, dst, .. } => {

@@ -3,6 +3,7 @@
 
 // Lowest first: each module uses only the ones before it (tests/layers.rs).
 mod cview;
+mod dist;
 mod dtype;
 mod errors;
 mod exchange;
@@ -32,6 +33,12 @@ fn _stridekit(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(memory::discard, m)?)?;
     m.add_function(wrap_pyfunction!(memory::discard_prefetch, m)?)?;
     m.add_function(wrap_pyfunction!(nvrtc::_add_nvrtc_search_dirs, m)?)?;
+    m.add_class::<dist::PyComm>()?;
+    m.add_function(wrap_pyfunction!(dist::nccl_unique_id, m)?)?;
+    m.add_function(wrap_pyfunction!(dist::nccl_version, m)?)?;
+    m.add_function(wrap_pyfunction!(dist::local_world, m)?)?;
+    m.add_function(wrap_pyfunction!(dist::batch, m)?)?;
+    m.add_function(wrap_pyfunction!(dist::redistribute, m)?)?;
     m.add("cuda_available", stridekit::cuda_available())?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())

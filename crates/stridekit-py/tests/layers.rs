@@ -19,6 +19,7 @@ const LAYERS: &[&str] = &[
     "exchange",    // the DLPack C exchange API of StridedMemoryView
     "tma",         // TensorMapDescriptor
     "view",        // StridedMemoryView's Python methods
+    "dist",        // communicators and transfers between ranks
     "lib",
 ];
 

@@ -276,17 +276,18 @@ impl Runtime {
         Ok(())
     }
 
-    /// An idle pinned staging ring of `bytes` bytes, or a new one.
+    /// An idle pinned staging ring of `bytes` bytes, or a new one (idle rings of other
+    /// sizes stay for their users).
     pub(crate) fn take_staging(
         &self,
         op: &'static str,
         bytes: usize,
     ) -> Result<driver::PinnedBlock> {
-        if let Some(r) = lock(op, "staging ring", &self.staging)?.pop() {
-            if r.size() == bytes {
-                return Ok(r);
-            }
+        let mut idle = lock(op, "staging ring", &self.staging)?;
+        if let Some(i) = idle.iter().rposition(|r| r.size() == bytes) {
+            return Ok(idle.swap_remove(i));
         }
+        drop(idle);
         driver::PinnedBlock::new(op, &self.ctx, bytes)
     }
 

@@ -185,3 +185,6 @@ def args_viewable_as_strided_memory(arg_indices: Sequence[int]) -> Callable[[_F]
         return wrapped  # type: ignore[return-value]
 
     return wrap
+
+
+from . import dist as dist  # noqa: E402  (after StridedMemoryView, which it imports)

@@ -1,6 +1,6 @@
 """Types of stridekit's native module (re-exported by ``stridekit``)."""
 
-from typing import Any, ClassVar, Dict, Optional, Sequence, SupportsIndex, Tuple, Union
+from typing import Any, ClassVar, Dict, List, Optional, Sequence, SupportsIndex, Tuple, Union
 
 import numpy
 
@@ -281,4 +281,34 @@ def prefetch(buffers: Union[Buffer, Sequence[Buffer]], locations: Any, stream: S
 def discard(buffers: Union[Buffer, Sequence[Buffer]], stream: StreamLike = None) -> None: ...
 def discard_prefetch(
     buffers: Union[Buffer, Sequence[Buffer]], locations: Any, stream: StreamLike = None
+) -> None: ...
+
+class Communicator:
+    def __init__(self, unique_id: bytes, rank: int, size: int, device_id: int = 0) -> None: ...
+    @property
+    def rank(self) -> int: ...
+    @property
+    def size(self) -> int: ...
+    @property
+    def device_id(self) -> int: ...
+
+def nccl_unique_id() -> bytes: ...
+def nccl_version() -> Tuple[int, int, int]: ...
+def local_world(devices: Sequence[int]) -> List[Communicator]: ...
+def batch(
+    comm: Communicator,
+    sends: Sequence[Tuple[StridedMemoryView, int]],
+    recvs: Sequence[Tuple[StridedMemoryView, int]],
+    stream: StreamLike = None,
+    self_through_transport: bool = False,
+    collective: bool = False,
+) -> None: ...
+def redistribute(
+    comm: Communicator,
+    shape: Sequence[int],
+    from_axis: int,
+    to_axis: int,
+    src: StridedMemoryView,
+    dst: StridedMemoryView,
+    stream: StreamLike = None,
 ) -> None: ...

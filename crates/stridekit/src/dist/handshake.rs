@@ -6,7 +6,8 @@ use super::comm::Communicator;
 use crate::copy::temporaries_pool;
 use crate::device::Device;
 use crate::error::{invalid, Result};
-use crate::memory::MemoryResource;
+use crate::memory::{copy_bytes_unchecked, MemoryResource};
+use crate::runtime::Runtime;
 use cudarc::driver::CudaStream;
 use std::sync::Arc;
 use stridekit_layout::dist::Header;
@@ -228,9 +229,13 @@ fn split_headers(op: &'static str, peer: usize, mut b: &[u8]) -> Result<Vec<Head
     Ok(out)
 }
 
+/// The pinned staging a swap takes from its device's runtime when its messages fit.
+const STAGING_BYTES: usize = 1 << 20;
+
 /// Sends `out[i].1` to rank `out[i].0` and receives `lens[i].1` bytes from rank
-/// `lens[i].0`, all in one group, through device memory; waits for them and returns the
-/// bytes received, in the order of `lens`.
+/// `lens[i].0`, all in one group, through device memory staged from and to pinned host
+/// memory (pageable transfers could wait for other streams' work); waits for them and
+/// returns the bytes received, in the order of `lens`.
 pub(crate) fn swap<C: Communicator + ?Sized>(
     op: &'static str,
     comm: &C,
@@ -240,41 +245,74 @@ pub(crate) fn swap<C: Communicator + ?Sized>(
 ) -> Result<Vec<Vec<u8>>> {
     let total_out: usize = out.iter().map(|(_, b)| b.len()).sum();
     let total_in: usize = lens.iter().map(|&(_, n)| n).sum();
+    let runtime = Runtime::get(op, comm.device())?;
     let pool = temporaries_pool(&Device::open(comm.device())?)?;
-    let mut ob = pool.allocate(total_out, stream)?;
+    let ob = pool.allocate(total_out, stream)?;
     let ib = pool.allocate(total_in, stream)?;
+    let stage = runtime.take_staging(op, (total_out + total_in).max(STAGING_BYTES))?;
     let flat: Vec<u8> = out.iter().flat_map(|(_, b)| b.iter().copied()).collect();
-    ob.copy_from_host(&flat, stream)?;
-    comm.group_start(op)?;
-    let mut queued = Ok(());
-    let mut off = 0u64;
-    for (p, b) in out {
-        if b.is_empty() || queued.is_err() {
-            continue;
+    let moved = (|| -> Result<Vec<u8>> {
+        // SAFETY: the staging block is pinned host memory of at least `total_out +
+        // total_in` bytes, idle (taken from the runtime with no transfer in flight) and
+        // ours until given back.
+        unsafe {
+            std::ptr::copy_nonoverlapping(flat.as_ptr(), stage.ptr() as *mut u8, total_out);
         }
-        // SAFETY: `ob` is device memory of the communicator's device holding `total_out`
-        // bytes; it lives until the stream is synchronized below.
-        queued = unsafe { comm.send_bytes(op, ob.ptr() + off, b.len(), *p, stream) };
-        off += b.len() as u64;
-    }
-    let mut off = 0u64;
-    for &(p, n) in lens {
-        if n == 0 || queued.is_err() {
-            continue;
+        if total_out > 0 {
+            // SAFETY: both spans hold `total_out` bytes and live until the stream is
+            // synchronized below; `ob` is written by nothing else.
+            unsafe { copy_bytes_unchecked(op, ob.ptr(), stage.ptr(), total_out, stream)? };
         }
-        // SAFETY: as above, for `ib`, which nothing else uses.
-        queued = unsafe { comm.recv_bytes(op, ib.ptr() + off, n, p, stream) };
-        off += n as u64;
-    }
-    let ended = comm.group_end(op);
-    if let Err(e) = queued.and(ended) {
-        return Err(comm.fail(op, e));
-    }
-    stream
-        .synchronize()
-        .map_err(crate::error::driver(op, "cuStreamSynchronize"))?;
-    let mut host = vec![0u8; total_in];
-    ib.copy_to_host(&mut host, stream)?;
+        comm.group_start(op)?;
+        let mut queued = Ok(());
+        let mut off = 0u64;
+        for (p, b) in out {
+            if b.is_empty() || queued.is_err() {
+                continue;
+            }
+            // SAFETY: `ob` is device memory of the communicator's device holding
+            // `total_out` bytes; it lives until the stream is synchronized below.
+            queued = unsafe { comm.send_bytes(op, ob.ptr() + off, b.len(), *p, stream) };
+            off += b.len() as u64;
+        }
+        let mut off = 0u64;
+        for &(p, n) in lens {
+            if n == 0 || queued.is_err() {
+                continue;
+            }
+            // SAFETY: as above, for `ib`, which nothing else uses.
+            queued = unsafe { comm.recv_bytes(op, ib.ptr() + off, n, p, stream) };
+            off += n as u64;
+        }
+        let ended = comm.group_end(op);
+        if let Err(e) = queued.and(ended) {
+            return Err(comm.fail(op, e));
+        }
+        let back = stage.ptr() + total_out as u64;
+        if total_in > 0 {
+            // SAFETY: `ib` and the staging block's second part hold `total_in` bytes and
+            // live until the stream is synchronized below.
+            unsafe { copy_bytes_unchecked(op, back, ib.ptr(), total_in, stream)? };
+        }
+        stream
+            .synchronize()
+            .map_err(crate::error::driver(op, "cuStreamSynchronize"))?;
+        let mut host = vec![0u8; total_in];
+        // SAFETY: the copy into the staging block is done (synchronized above).
+        unsafe { std::ptr::copy_nonoverlapping(back as *const u8, host.as_mut_ptr(), total_in) };
+        Ok(host)
+    })();
+    let host = match moved {
+        Ok(h) => {
+            runtime.give_back_staging(op, stage)?;
+            h
+        }
+        Err(e) => {
+            // The block is freed only once the stream's transfers from and to it are done.
+            let _ = stream.synchronize();
+            return Err(e);
+        }
+    };
     let mut res = Vec::with_capacity(lens.len());
     let mut rest = host.as_slice();
     for &(_, n) in lens {
