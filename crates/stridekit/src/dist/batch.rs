@@ -25,26 +25,27 @@ use stridekit_layout::{Order, StridedLayout};
 /// ```no_run
 /// # fn main() -> stridekit::Result<()> {
 /// use stridekit::dist::{local_world, Batch};
-/// use stridekit::{Device, DeviceMemoryResource, MemoryResource, StridedLayout, StridedMemoryView, StridedMemoryViewMut, Order};
-/// let world = local_world(&[0, 0])?;          // two ranks of this process on GPU 0
+/// use stridekit::{Device, DeviceMemoryResource, MemoryResource, Order, StridedLayout};
+/// use stridekit::{StridedMemoryView, StridedMemoryViewMut};
+/// let mut world = local_world(&[0, 0])?; // two ranks of this process on GPU 0
+/// let (r1, r0) = (world.pop().unwrap(), world.pop().unwrap());
 /// let dev = Device::open(0)?;
-/// let s = dev.new_stream()?;
+/// let (s0, s1) = (dev.new_stream()?, dev.new_stream()?);
 /// let mr = DeviceMemoryResource::new(&dev)?;
-/// let (a, mut b) = (mr.allocate(4 * 64, &s)?, mr.allocate(4 * 64, &s)?);
+/// let (a, mut b) = (mr.allocate(4 * 64, &s0)?, mr.allocate(4 * 64, &s1)?);
 /// let src = StridedMemoryView::from_buffer(&a, StridedLayout::dense(&[8, 8], 4, Order::F)?, None)?;
-/// let mut dst = StridedMemoryViewMut::from_buffer_mut(&mut b, StridedLayout::dense(&[8, 8], 4, Order::C)?, None)?;
+/// let mut dst =
+///     StridedMemoryViewMut::from_buffer_mut(&mut b, StridedLayout::dense(&[8, 8], 4, Order::C)?, None)?;
 /// std::thread::scope(|t| {
-///     let (r0, r1) = (&world[0], &world[1]);
-///     let s1 = dev.new_stream()?;
-///     let h = t.spawn(move || -> stridekit::Result<()> {
-///         let mut g = Batch::new(r1);
-///         g.recv(&mut dst, 0)?;
+///     let rank1 = t.spawn(move || {
+///         let mut g = Batch::new(&r1);
+///         g.recv(&mut dst, 0)?; // a column-major 8x8 arrives row-major
 ///         g.run(&s1)
 ///     });
-///     let mut g = Batch::new(r0);
+///     let mut g = Batch::new(&r0);
 ///     g.send(&src, 1)?;
-///     g.run(&s)?;
-///     h.join().expect("rank 1")
+///     g.run(&s0)?;
+///     rank1.join().expect("rank 1 panicked")
 /// })?;
 /// # Ok(()) }
 /// ```

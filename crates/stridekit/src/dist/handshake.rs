@@ -22,11 +22,15 @@ pub(crate) struct Posted<'h> {
 /// The first bytes of a count message ("SKB1").
 const COUNT_MAGIC: u32 = 0x3142_4b53;
 const COUNT_BYTES: usize = 16;
+/// Header bytes a count message carries inline (about ten headers of four axes); more
+/// take a second round.
+const INLINE_BYTES: usize = 496;
 
-/// Swaps counts, then headers, with every peer of `posted` (with every rank when
-/// `collective`), and checks that the k-th send of each rank to another matches the k-th
-/// receive of the other from it. Both ranks of a pair see the same two messages, so a
-/// mismatch fails on both.
+/// Swaps counts and headers (one round when the headers fit inline), then verdicts,
+/// with every peer of `posted` (with every rank when `collective`), and checks that the
+/// k-th send of each rank to another matches the k-th receive of the other from it. Both
+/// ranks of a pair see the same two messages, so a mismatch fails on both; the verdicts
+/// make a rank whose other pair failed fail its peers too.
 pub(crate) fn agree<C: Communicator + ?Sized>(
     op: &'static str,
     comm: &C,
@@ -79,48 +83,80 @@ pub(crate) fn agree<C: Communicator + ?Sized>(
         return check_headers(op, me, me, &mine[0], &encoded[0]);
     }
 
-    // Round 1: counts.
-    let counts: Vec<(usize, Vec<u8>)> = peers
+    // Round 1: counts, with the headers inline when they fit (the common case).
+    let first: Vec<(usize, Vec<u8>)> = peers
         .iter()
         .zip(&mine)
         .zip(&encoded)
-        .map(|((&p, m), e)| (p, count_message(m, e)))
+        .map(|((&p, m), e)| {
+            let mut msg = count_message(m, e);
+            msg.extend_from_slice(&e[..e.len().min(INLINE_BYTES)]);
+            msg.resize(COUNT_BYTES + INLINE_BYTES, 0);
+            (p, msg)
+        })
         .collect();
-    let lens: Vec<(usize, usize)> = peers.iter().map(|&p| (p, COUNT_BYTES)).collect();
-    let theirs = swap(op, comm, &counts, &lens, stream)?;
+    let lens: Vec<(usize, usize)> = peers
+        .iter()
+        .map(|&p| (p, COUNT_BYTES + INLINE_BYTES))
+        .collect();
+    let theirs = swap(op, comm, &first, &lens, stream)?;
     // A pair whose counts disagree skips the later rounds on both sides (each sees it).
     let mut failure = None;
     let mut agreed = Vec::with_capacity(peers.len());
     for (i, ((&p, (s, r)), t)) in peers.iter().zip(&mine).zip(&theirs).enumerate() {
-        match check_counts(op, me, p, (s.len(), r.len()), t) {
-            Ok(n) => agreed.push((i, n)),
+        match check_counts(op, me, p, (s.len(), r.len()), &t[..COUNT_BYTES]) {
+            Ok(n) => agreed.push((
+                i,
+                n,
+                t[COUNT_BYTES..COUNT_BYTES + n.min(INLINE_BYTES)].to_vec(),
+            )),
             Err(e) => {
                 failure.get_or_insert(e);
             }
         }
     }
 
-    // Round 2: headers, with the peers whose counts agree.
-    let out: Vec<(usize, Vec<u8>)> = agreed
-        .iter()
-        .map(|&(i, _)| (peers[i], encoded[i].clone()))
+    // Round 2, only between ranks one of which has more headers than fit inline: the rest.
+    let long: Vec<usize> = (0..agreed.len())
+        .filter(|&k| {
+            let (i, n, _) = &agreed[k];
+            encoded[*i].len() > INLINE_BYTES || *n > INLINE_BYTES
+        })
         .collect();
-    let lens: Vec<(usize, usize)> = agreed.iter().map(|&(i, n)| (peers[i], n)).collect();
-    let theirs = swap(op, comm, &out, &lens, stream)?;
-    for (&(i, _), t) in agreed.iter().zip(&theirs) {
-        if let Err(e) = check_headers(op, me, peers[i], &mine[i], t) {
+    if !long.is_empty() {
+        let out: Vec<(usize, Vec<u8>)> = long
+            .iter()
+            .map(|&k| {
+                let i = agreed[k].0;
+                (
+                    peers[i],
+                    encoded[i][encoded[i].len().min(INLINE_BYTES)..].to_vec(),
+                )
+            })
+            .collect();
+        let lens: Vec<(usize, usize)> = long
+            .iter()
+            .map(|&k| (peers[agreed[k].0], agreed[k].1.saturating_sub(INLINE_BYTES)))
+            .collect();
+        let rest = swap(op, comm, &out, &lens, stream)?;
+        for (&k, r) in long.iter().zip(rest) {
+            agreed[k].2.extend_from_slice(&r);
+        }
+    }
+    for (i, _, t) in &agreed {
+        if let Err(e) = check_headers(op, me, peers[*i], &mine[*i], t) {
             failure.get_or_insert(e);
         }
     }
 
-    // Round 3: each rank's verdict, so that a rank whose other peer disagreed does not
+    // Last round: each rank's verdict, so that a rank whose other peer disagreed does not
     // leave this one waiting for a transfer it will never post.
     let verdict = u32::from(failure.is_some()).to_le_bytes().to_vec();
     let out: Vec<(usize, Vec<u8>)> = agreed
         .iter()
-        .map(|&(i, _)| (peers[i], verdict.clone()))
+        .map(|(i, _, _)| (peers[*i], verdict.clone()))
         .collect();
-    let lens: Vec<(usize, usize)> = agreed.iter().map(|&(i, _)| (peers[i], 4)).collect();
+    let lens: Vec<(usize, usize)> = agreed.iter().map(|(i, _, _)| (peers[*i], 4)).collect();
     let theirs = swap(op, comm, &out, &lens, stream)?;
     if let Some(e) = failure {
         return Err(e);

@@ -201,7 +201,7 @@ pub(crate) unsafe fn send(
             sys::ncclDataType_t::ncclUint8,
             peer,
             comm,
-            stream as sys::cudaStream_t,
+            stream.cast(),
         )
     })
 }
@@ -226,7 +226,7 @@ pub(crate) unsafe fn recv(
             sys::ncclDataType_t::ncclUint8,
             peer,
             comm,
-            stream as sys::cudaStream_t,
+            stream.cast(),
         )
     })
 }
