@@ -1,6 +1,7 @@
 """PyTorch beside `examples/dist_bench.rs`, on the same GPU and the same layouts.
 
-    python3 bench/dist_compare.py
+    python3 bench/dist_compare.py              # one GPU: parts 1 and 2
+    python3 bench/dist_compare.py --two-gpus   # two GPUs: part 3
 
 1. A transposed 8192 x 8192 f32 tensor (256 MiB) sent to oneself as PyTorch users must:
    `.contiguous()`, `all_to_all_single` over NCCL with one rank, then a copy into the
@@ -12,11 +13,88 @@
    Rust side do), and a copy into the destination's layout where it is not row-major.
 """
 import os
+import sys
+import time
 
 import torch
 import torch.distributed as dist
 
 from timing import gpu_ms
+
+
+def two_gpus_rank(rank: int) -> None:
+    """Part 3 on one of two processes: the cases of `dist_bench`'s two-GPU table."""
+    torch.cuda.set_device(rank)
+    dev = torch.device("cuda", rank)
+    dist.init_process_group("nccl", rank=rank, world_size=2, device_id=dev)
+    side = 16384
+    a = torch.randn(side, side, device=dev)
+    b = torch.empty(side, side, device=dev)
+
+    def wall_ms(fn, reps=10):
+        for _ in range(2):
+            fn()
+        out = []
+        for _ in range(reps):
+            torch.cuda.synchronize()
+            dist.barrier()
+            t0 = time.perf_counter()
+            fn()
+            torch.cuda.synchronize()
+            dist.barrier()
+            out.append((time.perf_counter() - t0) * 1e3)
+        out.sort()
+        return out[len(out) // 2]
+
+    rows = []
+    for name, sf, df in [
+        ("send row-major -> row-major", False, False),
+        ("send transposed -> row-major", True, False),
+        ("send row-major -> transposed", False, True),
+        ("send transposed -> transposed", True, True),
+    ]:
+        src = a.t() if sf else a
+        dst = b.t() if df else b
+
+        def run():
+            if rank == 0:
+                dist.send(src.contiguous(), 1)
+            else:
+                wire = torch.empty(side, side, device=dev)
+                dist.recv(wire, 0)
+                dst.copy_(wire)
+
+        rows.append((name, wall_ms(run)))
+    # rows -> columns over two ranks, as DTensor changes the shard dimension.
+    part = a[: side // 2]
+    out = torch.empty(2, side // 2, side // 2, device=dev)
+
+    def redistribute():
+        packed = part.reshape(side // 2, 2, side // 2).movedim(1, 0).contiguous()
+        dist.all_to_all_single(out, packed)
+        out.view(side, side // 2)
+
+    rows.append(("redistribute rows -> columns, row-major parts", wall_ms(redistribute)))
+    if rank == 0:
+        base = rows[0][1]
+        print("\n## two GPUs, PyTorch + NCCL, 1 GiB f32 (16384 x 16384)\n")
+        print("| case | ms | GB/s (bytes once) | vs contiguous NCCL |")
+        print("| --- | ---: | ---: | ---: |")
+        for name, ms in rows:
+            print(f"| {name} | {ms:.3f} | {side * side * 4 / ms / 1e6:.0f} | {base / ms:.2f} |")
+    dist.destroy_process_group()
+
+
+if "--two-gpus" in sys.argv:
+    if torch.cuda.device_count() < 2:
+        print(f"two GPUs: skipped ({torch.cuda.device_count()} GPU visible)")
+        sys.exit(0)
+    import torch.multiprocessing as mp
+
+    os.environ.setdefault("MASTER_ADDR", "127.0.0.1")
+    os.environ.setdefault("MASTER_PORT", "29534")
+    mp.spawn(two_gpus_rank, nprocs=2)
+    sys.exit(0)
 
 torch.manual_seed(0)
 dev = torch.device("cuda")

@@ -12,6 +12,12 @@
 //!    time from a barrier to every rank's stream done, median of 10; of the whole call
 //!    (header swap included) and of a checked `redistribute_batch` run again. `bench/dist_compare.py`
 //!    times PyTorch's permute-copy-permute of the same parts on the same GPU.
+//! 3. With two GPUs (skipped, saying so, on one): two NCCL ranks on threads, one GPU each.
+//!    A 1 GiB f32 tensor (16384 x 16384) sent from GPU 0 to GPU 1 dense (NCCL's own
+//!    contiguous send/recv: the ceiling) and transposed on one or both sides; and the
+//!    rows -> columns redistribution of a 1 GiB tensor over the two. Wall time from a
+//!    barrier to both streams done, median of 10. `bench/dist_compare.py --two-gpus` times
+//!    PyTorch's `.contiguous()` + `all_to_all_single` of the same on the same GPUs.
 
 #[path = "common/timing.rs"]
 mod timing;
@@ -198,6 +204,118 @@ fn main() -> R<()> {
             "| {name} | {w:.3} | {:.0} | {m:.3} | {:.0} |",
             gb / w,
             gb / m
+        );
+    }
+    two_gpus()
+}
+
+/// Part 3: two NCCL ranks, one GPU each.
+fn two_gpus() -> R<()> {
+    let n = Device::count()?;
+    if n < 2 {
+        println!("\n## two GPUs: skipped ({n} GPU visible)");
+        return Ok(());
+    }
+    println!("\n## two GPUs, NCCL, 1 GiB f32 (16384 x 16384)\n");
+    println!("| case | ms | GB/s (bytes once) | vs contiguous NCCL |");
+    println!("| --- | ---: | ---: | ---: |");
+    let id = dist::UniqueId::new()?;
+    let side = 16384i64;
+    let bytes = (side * side * 4) as usize;
+    let barrier = Barrier::new(2);
+    // (name, sender's order, receiver's order; None: a redistribution instead)
+    let cases: [(&str, Option<(bool, bool)>); 5] = [
+        (
+            "send row-major -> row-major (NCCL in place)",
+            Some((false, false)),
+        ),
+        ("send transposed -> row-major", Some((true, false))),
+        ("send row-major -> transposed", Some((false, true))),
+        ("send transposed -> transposed", Some((true, true))),
+        ("redistribute rows -> columns, row-major parts", None),
+    ];
+    let times: Vec<R<Vec<f64>>> = std::thread::scope(|t| {
+        let hs: Vec<_> = (0..2usize)
+            .map(|rank| {
+                let (barrier, cases) = (&barrier, &cases);
+                t.spawn(move || -> R<Vec<f64>> {
+                    let dev = Device::open(rank)?;
+                    let comm = NcclComm::init(&dev, &id, rank, 2)?;
+                    let s = dev.new_stream()?;
+                    let mr = DeviceMemoryResource::new(&dev)?;
+                    let a = filled(&mr, bytes, &s)?;
+                    let mut b = mr.allocate(bytes, &s)?;
+                    let sync = |s: &Arc<CudaStream>| {
+                        s.synchronize().map_err(|e| stridekit::Error::Invalid {
+                            op: "bench",
+                            rule: e.to_string(),
+                        })
+                    };
+                    let mut medians = vec![];
+                    for (_, case) in cases.iter() {
+                        let mut ms = vec![];
+                        let shape = [side, side];
+                        let (from, to) = (Split::new(0, 2)?, Split::new(1, 2)?);
+                        let (sl, dl) = match case {
+                            Some((sf, df)) => (
+                                StridedLayout::dense(&shape, 4, order(*sf))?,
+                                StridedLayout::dense(&shape, 4, order(*df))?,
+                            ),
+                            None => (
+                                StridedLayout::dense(
+                                    &from.local_shape(&shape, rank)?,
+                                    4,
+                                    Order::C,
+                                )?,
+                                StridedLayout::dense(&to.local_shape(&shape, rank)?, 4, Order::C)?,
+                            ),
+                        };
+                        let src = StridedMemoryView::from_buffer(&a, sl, None)?;
+                        let mut dst = StridedMemoryViewMut::from_buffer_mut(&mut b, dl, None)?;
+                        let g = match case {
+                            Some(_) => {
+                                let mut g = Batch::new(&comm);
+                                if rank == 0 {
+                                    g.send(&src, 1)?;
+                                } else {
+                                    g.recv(&mut dst, 0)?;
+                                }
+                                g
+                            }
+                            None => {
+                                dist::redistribute_batch(&comm, &shape, &from, &to, &src, &mut dst)?
+                            }
+                        };
+                        let checked = g.check(&s)?;
+                        for rep in 0..12 {
+                            sync(&s)?;
+                            barrier.wait();
+                            let t0 = Instant::now();
+                            checked.run(&s)?;
+                            sync(&s)?;
+                            barrier.wait();
+                            if rep >= 2 {
+                                ms.push(t0.elapsed().as_secs_f64() * 1e3);
+                            }
+                        }
+                        ms.sort_by(f64::total_cmp);
+                        medians.push(ms[ms.len() / 2]);
+                    }
+                    Ok(medians)
+                })
+            })
+            .collect();
+        hs.into_iter()
+            .map(|h| h.join().unwrap_or_else(|_| Ok(vec![])))
+            .collect()
+    });
+    let ms = times.into_iter().next().unwrap_or(Ok(vec![]))?;
+    let base = ms.first().copied().unwrap_or(f64::NAN);
+    for ((name, _), m) in cases.iter().zip(&ms) {
+        println!(
+            "| {name} | {m:.3} | {:.0} | {:.2} |",
+            bytes as f64 / m / 1e6,
+            base / m
         );
     }
     Ok(())
