@@ -220,3 +220,78 @@ fn copies_a_graph_cannot_hold_are_refused_and_the_capture_survives() {
     let legacy = dev.default_stream();
     assert!(CopyGraph::capture(&legacy).is_err());
 }
+
+/// Inside a raw capture: overlapping views (which need a temporary), a blocking copy and
+/// a view of a cudarc slice are each refused with `Unsupported`, move nothing, and leave
+/// the capture usable: the copy captured after them replays exactly.
+#[test]
+#[ignore = "needs a CUDA device"]
+fn overlapping_blocking_and_cudarc_copies_are_refused_inside_a_capture() {
+    use stridekit::CopyOptions;
+    let dev = Device::open(0).unwrap();
+    let stream = dev.new_stream().unwrap();
+    let mr = DeviceMemoryResource::new(&dev).unwrap();
+    let l = c(&[128, 129], 4);
+    let n = l.required_size_in_bytes().unwrap();
+    let mut a = mr.allocate(n, &stream).unwrap();
+    let mut b = mr.allocate(n, &stream).unwrap();
+    let data = random_bytes(n, 77);
+    upload(&mut a, &data, &stream);
+    b.fill(0x5A, &stream).unwrap();
+    let words: Vec<u32> = bytemuck::pod_collect_to_vec(&data);
+    let slice = stream.clone_htod(&words).unwrap();
+    stream.synchronize().unwrap();
+    // SAFETY: `a` and `b` outlive the views and the graph; every use is ordered on
+    // `stream`.
+    let src = unsafe { StridedMemoryView::from_foreign(a.ptr(), n, l.clone(), None, ()) }.unwrap();
+    // SAFETY: as above; the shifted view overlaps `src` (same memory, one column on).
+    let mut shifted = unsafe {
+        StridedMemoryViewMut::from_foreign_mut(a.ptr(), n, l.sliced(s![.., 1..]).unwrap(), None, ())
+    }
+    .unwrap();
+    let narrow = l.sliced(s![.., ..128]).unwrap();
+    // SAFETY: as above.
+    let mut dst =
+        unsafe { StridedMemoryViewMut::from_foreign_mut(b.ptr(), n, l.clone(), None, ()) }.unwrap();
+    let from_cudarc = StridedMemoryView::from_cudarc(&slice, l.clone()).unwrap();
+    stream
+        .begin_capture(CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_THREAD_LOCAL)
+        .unwrap();
+    let overlap = {
+        let narrow_src = src.view(narrow.clone(), None).unwrap();
+        shifted.copy_from(&narrow_src, Some(&stream)).unwrap_err()
+    };
+    let blocking = dst
+        .copy_from_with(
+            &src,
+            Some(&stream),
+            &CopyOptions {
+                blocking: Some(true),
+                ..CopyOptions::default()
+            },
+        )
+        .unwrap_err();
+    let cudarc = dst.copy_from(&from_cudarc, Some(&stream)).unwrap_err();
+    let again = src.view(l.clone(), None).unwrap();
+    dst.copy_from(&again, Some(&stream)).unwrap();
+    let graph = stream
+        .end_capture(CUgraphInstantiate_flags(0))
+        .unwrap()
+        .unwrap();
+    for (e, words) in [
+        (&overlap, "overlapping views"),
+        (&blocking, "blocking copy"),
+        (&cudarc, "cudarc slice"),
+    ] {
+        assert!(
+            matches!(e, Error::Unsupported { .. }) && e.to_string().contains(words),
+            "{e}"
+        );
+    }
+    // Nothing moved while capturing; the captured copy replays.
+    assert!(read(&a, &stream) == data);
+    assert!(read(&b, &stream) == vec![0x5A; n]);
+    graph.launch().unwrap();
+    stream.synchronize().unwrap();
+    assert!(read(&b, &stream) == data);
+}

@@ -26,8 +26,12 @@ use stridekit_layout::CopyPlan;
 /// Whether `stream` is capturing into a graph.
 pub(crate) fn is_capturing(op: &'static str, stream: &CudaStream) -> Result<bool> {
     let handle = stream.cu_stream();
-    if (handle as usize) <= 2 {
-        // The legacy and per-thread default streams name a stream of the current context.
+    if (handle as usize) <= 1 {
+        // The legacy default stream (NULL, or its handle 1) can never capture: no call.
+        return Ok(false);
+    }
+    if (handle as usize) == 2 {
+        // The per-thread default stream names a stream of the current context.
         stream
             .context()
             .bind_to_thread()
