@@ -122,7 +122,7 @@ CAUSES = [
     (
         "strides not a multiple of the itemsize",
         "stridekit raises ValueError when such a view is made; cuda.core makes it and raises when `strides` is read",
-        r"strides must be divisible by itemsize",
+        r"strides must be divisible by itemsize|is not a multiple of the itemsize",
     ),
     ("message wording", "same exception type, other words", r"Regex pattern did not match"),
     ("no exception", "cuda.core raises where stridekit accepts", r"DID NOT RAISE"),
