@@ -47,6 +47,14 @@ fn filled(mr: &DeviceMemoryResource, bytes: usize, s: &Arc<CudaStream>) -> R<str
     Ok(b)
 }
 
+/// Waits for `s`.
+fn sync(s: &CudaStream) -> R<()> {
+    s.synchronize().map_err(|e| stridekit::Error::Invalid {
+        op: "dist_bench",
+        rule: e.to_string(),
+    })
+}
+
 fn order(f: bool) -> Order<'static> {
     if f {
         Order::F
@@ -111,10 +119,7 @@ fn main() -> R<()> {
         g.send(&src, 0)?;
         g.recv(&mut dst, 0)?;
         g.run(&s)?;
-        s.synchronize().map_err(|e| stridekit::Error::Invalid {
-            op: "bench",
-            rule: e.to_string(),
-        })?;
+        sync(&s)?;
         host.push(t.elapsed().as_secs_f64() * 1e6);
     }
     host.sort_by(f64::total_cmp);
@@ -152,12 +157,6 @@ fn main() -> R<()> {
                         let mut b = mr.allocate(dl.required_size_in_bytes()?, &s)?;
                         let src = StridedMemoryView::from_buffer(&a, sl, None)?;
                         let mut dst = StridedMemoryViewMut::from_buffer_mut(&mut b, dl, None)?;
-                        let sync = |s: &Arc<CudaStream>| {
-                            s.synchronize().map_err(|e| stridekit::Error::Invalid {
-                                op: "bench",
-                                rule: e.to_string(),
-                            })
-                        };
                         let mut whole = vec![];
                         for rep in 0..12 {
                             sync(&s)?;
@@ -245,12 +244,6 @@ fn two_gpus() -> R<()> {
                     let mr = DeviceMemoryResource::new(&dev)?;
                     let a = filled(&mr, bytes, &s)?;
                     let mut b = mr.allocate(bytes, &s)?;
-                    let sync = |s: &Arc<CudaStream>| {
-                        s.synchronize().map_err(|e| stridekit::Error::Invalid {
-                            op: "bench",
-                            rule: e.to_string(),
-                        })
-                    };
                     let mut medians = vec![];
                     for (_, case) in cases.iter() {
                         let mut ms = vec![];

@@ -4,22 +4,28 @@
 
 mod common;
 
-use common::dist;
+use common::dist::{self, assert_none};
 use std::time::Duration;
 use stridekit::dist::{local_world, local_world_with_wait, Batch, Communicator};
-use stridekit::{Device, DeviceMemoryResource, MemoryResource, StridedMemoryView};
+use stridekit::{Buffer, Device, DeviceMemoryResource, MemoryResource, StridedMemoryView};
+
+/// 64 bytes of device memory on GPU 0.
+fn sixteen_words(s: &std::sync::Arc<stridekit::CudaStream>) -> Buffer {
+    let dev = Device::open(0).unwrap();
+    DeviceMemoryResource::new(&dev)
+        .unwrap()
+        .allocate(64, s)
+        .unwrap()
+}
+
+/// The buffer as 16 four-byte elements.
+fn view_of(buf: &Buffer) -> StridedMemoryView<'_> {
+    let l = stridekit::StridedLayout::dense(&[16], 4, stridekit::Order::C).unwrap();
+    StridedMemoryView::from_buffer(buf, l, None).unwrap()
+}
 
 fn world(n: usize) -> Vec<stridekit::dist::LocalComm> {
     local_world(&vec![0; n]).unwrap()
-}
-
-fn assert_none(fails: Vec<String>) {
-    assert!(
-        fails.is_empty(),
-        "{} failures:\n{}",
-        fails.len(),
-        fails.join("\n")
-    );
 }
 
 #[test]
@@ -61,17 +67,8 @@ fn mismatches_fail_on_every_rank_and_move_nothing() {
 fn a_missing_peer_aborts_the_world_instead_of_hanging() {
     let w = local_world_with_wait(&[0, 0], Duration::from_millis(500)).unwrap();
     let errs = dist::on_ranks(w, |c, s| {
-        let dev = Device::open(0).unwrap();
-        let buf = DeviceMemoryResource::new(&dev)
-            .unwrap()
-            .allocate(64, s)
-            .unwrap();
-        let v = StridedMemoryView::from_buffer(
-            &buf,
-            stridekit::StridedLayout::dense(&[16], 4, stridekit::Order::C).unwrap(),
-            None,
-        )
-        .unwrap();
+        let buf = sixteen_words(s);
+        let v = view_of(&buf);
         let first = if c.rank() == 0 {
             // Rank 1 never posts the receive.
             stridekit::dist::send(c, &v, 1, s)
@@ -98,17 +95,8 @@ fn a_missing_peer_aborts_the_world_instead_of_hanging() {
 #[ignore = "needs a CUDA device"]
 fn peers_streams_and_view_counts_are_checked_before_any_transfer() {
     let errs = dist::on_ranks(world(2), |c, s| {
-        let dev = Device::open(0).unwrap();
-        let buf = DeviceMemoryResource::new(&dev)
-            .unwrap()
-            .allocate(64, s)
-            .unwrap();
-        let v = StridedMemoryView::from_buffer(
-            &buf,
-            stridekit::StridedLayout::dense(&[16], 4, stridekit::Order::C).unwrap(),
-            None,
-        )
-        .unwrap();
+        let buf = sixteen_words(s);
+        let v = view_of(&buf);
         let mut b = Batch::new(c);
         let peer = b.send(&v, 2).unwrap_err().to_string();
         let a2a = stridekit::dist::all_to_all(c, std::slice::from_ref(&v), &mut [], s)

@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::dist;
+use common::dist::{self, assert_none};
 use stridekit::dist::local_world;
 use stridekit::Device;
 
@@ -15,15 +15,6 @@ fn two_gpus() -> bool {
         eprintln!("gpu_dist_multi: {n} GPU(s) visible; the two-GPU checks need two: skipped");
     }
     n >= 2
-}
-
-fn assert_none(fails: Vec<String>) {
-    assert!(
-        fails.is_empty(),
-        "{} failures:\n{}",
-        fails.len(),
-        fails.join("\n")
-    );
 }
 
 #[test]

@@ -7,21 +7,12 @@
 
 mod common;
 
-use common::dist;
+use common::dist::{self, assert_none};
 use stridekit::dist::{nccl_version, NcclComm, UniqueId};
 use stridekit::Device;
 
 fn one() -> Vec<NcclComm> {
     vec![NcclComm::single(&Device::open(0).unwrap()).unwrap()]
-}
-
-fn assert_none(fails: Vec<String>) {
-    assert!(
-        fails.is_empty(),
-        "{} failures:\n{}",
-        fails.len(),
-        fails.join("\n")
-    );
 }
 
 #[test]

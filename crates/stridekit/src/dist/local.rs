@@ -230,7 +230,23 @@ impl World {
 }
 
 impl LocalComm {
-    fn queue(&self, op: &'static str, q: Queued) -> Result<()> {
+    /// Queues a send or receive in the open group, or runs it as a group of its own.
+    fn queue(
+        &self,
+        op: &'static str,
+        send: bool,
+        ptr: u64,
+        len: usize,
+        peer: usize,
+        stream: &Arc<CudaStream>,
+    ) -> Result<()> {
+        let q = Queued {
+            send,
+            ptr,
+            len,
+            peer,
+            stream: stream.clone(),
+        };
         let open = self.group.borrow().is_some();
         if open {
             if let Some(g) = self.group.borrow_mut().as_mut() {
@@ -396,16 +412,7 @@ impl Wire for LocalComm {
         peer: usize,
         stream: &Arc<CudaStream>,
     ) -> Result<()> {
-        self.queue(
-            op,
-            Queued {
-                send: true,
-                ptr,
-                len,
-                peer,
-                stream: stream.clone(),
-            },
-        )
+        self.queue(op, true, ptr, len, peer, stream)
     }
 
     unsafe fn recv_bytes(
@@ -416,16 +423,7 @@ impl Wire for LocalComm {
         peer: usize,
         stream: &Arc<CudaStream>,
     ) -> Result<()> {
-        self.queue(
-            op,
-            Queued {
-                send: false,
-                ptr,
-                len,
-                peer,
-                stream: stream.clone(),
-            },
-        )
+        self.queue(op, false, ptr, len, peer, stream)
     }
 
     fn fail(&self, _op: &'static str, error: Error) -> Error {

@@ -5,7 +5,7 @@
 
 use super::comm::{wire::Wire, Communicator};
 use crate::device::Device;
-use crate::driver::nccl::{self as raw, UNIQUE_ID_BYTES};
+use crate::driver::nccl::{self as raw, Direction, UNIQUE_ID_BYTES};
 use crate::error::{invalid, report_drop_failure, Error, Result};
 use crate::runtime::Runtime;
 use cudarc::driver::CudaStream;
@@ -166,8 +166,23 @@ impl NcclComm {
         }
     }
 
-    fn stream_handle(stream: &CudaStream) -> crate::driver::types::CUstream {
-        stream.cu_stream()
+    /// One send or receive through NCCL.
+    ///
+    /// # Safety
+    /// As for [`Wire::send_bytes`] and [`Wire::recv_bytes`].
+    unsafe fn transfer(
+        &self,
+        op: &'static str,
+        direction: Direction,
+        ptr: u64,
+        len: usize,
+        peer: usize,
+        stream: &CudaStream,
+    ) -> Result<()> {
+        let c = self.live(op)?;
+        // SAFETY: a live communicator; peer < size <= i32::MAX (checked by the callers
+        // and at init); the span and stream are the caller's promise.
+        unsafe { raw::transfer(op, c, direction, ptr, len, peer as i32, stream.cu_stream()) }
     }
 }
 
@@ -208,10 +223,8 @@ impl Wire for NcclComm {
         peer: usize,
         stream: &Arc<CudaStream>,
     ) -> Result<()> {
-        let c = self.live(op)?;
-        // SAFETY: a live communicator; peer < size <= i32::MAX (checked by the callers
-        // and at init); the span and stream are the caller's promise.
-        unsafe { raw::send(op, c, ptr, len, peer as i32, Self::stream_handle(stream)) }
+        // SAFETY: the caller's promise (the trait's contract).
+        unsafe { self.transfer(op, Direction::Send, ptr, len, peer, stream) }
     }
 
     unsafe fn recv_bytes(
@@ -222,9 +235,8 @@ impl Wire for NcclComm {
         peer: usize,
         stream: &Arc<CudaStream>,
     ) -> Result<()> {
-        let c = self.live(op)?;
-        // SAFETY: as for send_bytes.
-        unsafe { raw::recv(op, c, ptr, len, peer as i32, Self::stream_handle(stream)) }
+        // SAFETY: the caller's promise (the trait's contract).
+        unsafe { self.transfer(op, Direction::Recv, ptr, len, peer, stream) }
     }
 
     fn fail(&self, op: &'static str, error: Error) -> Error {

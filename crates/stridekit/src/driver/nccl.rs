@@ -179,56 +179,47 @@ pub(crate) fn group_end(op: &'static str, comm: Comm) -> Result<()> {
     check(op, "ncclGroupEnd", comm, unsafe { sys::ncclGroupEnd() })
 }
 
-/// Queues a send of `bytes` bytes at `ptr` to `peer` on `stream`.
+/// Which way a point-to-point transfer goes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Direction {
+    /// `ncclSend` from the span.
+    Send,
+    /// `ncclRecv` into the span.
+    Recv,
+}
+
+/// Queues a send of `bytes` bytes at `ptr` to `peer` (or a receive into it from `peer`)
+/// on `stream`.
 ///
 /// # Safety
 /// `comm` is live; `ptr..ptr + bytes` is device memory of the communicator's device that
-/// stays valid and unwritten until the work queued on `stream` is done; `stream` is a
-/// live stream of that device.
-pub(crate) unsafe fn send(
+/// stays valid until the work queued on `stream` is done, unwritten meanwhile for a send
+/// and neither read nor written by anything else for a receive; `stream` is a live
+/// stream of that device.
+pub(crate) unsafe fn transfer(
     op: &'static str,
     comm: Comm,
+    direction: Direction,
     ptr: u64,
     bytes: usize,
     peer: i32,
     stream: cudarc::driver::sys::CUstream,
 ) -> Result<()> {
+    let u8s = sys::ncclDataType_t::ncclUint8;
     // SAFETY: the caller's promise; NCCL was checked when `comm` was made.
-    check(op, "ncclSend", comm, unsafe {
-        sys::ncclSend(
-            ptr as *const std::ffi::c_void,
-            bytes,
-            sys::ncclDataType_t::ncclUint8,
-            peer,
-            comm,
-            stream.cast(),
-        )
-    })
-}
-
-/// Queues a receive of `bytes` bytes into `ptr` from `peer` on `stream`.
-///
-/// # Safety
-/// As for [`send`], and `ptr..ptr + bytes` is written by nothing else until the work is done.
-pub(crate) unsafe fn recv(
-    op: &'static str,
-    comm: Comm,
-    ptr: u64,
-    bytes: usize,
-    peer: i32,
-    stream: cudarc::driver::sys::CUstream,
-) -> Result<()> {
-    // SAFETY: the caller's promise; NCCL was checked when `comm` was made.
-    check(op, "ncclRecv", comm, unsafe {
-        sys::ncclRecv(
-            ptr as *mut std::ffi::c_void,
-            bytes,
-            sys::ncclDataType_t::ncclUint8,
-            peer,
-            comm,
-            stream.cast(),
-        )
-    })
+    let (call, status) = unsafe {
+        match direction {
+            Direction::Send => (
+                "ncclSend",
+                sys::ncclSend(ptr as *const _, bytes, u8s, peer, comm, stream.cast()),
+            ),
+            Direction::Recv => (
+                "ncclRecv",
+                sys::ncclRecv(ptr as *mut _, bytes, u8s, peer, comm, stream.cast()),
+            ),
+        }
+    };
+    check(op, call, comm, status)
 }
 
 /// The communicator's asynchronous error, if any (a failed or aborted transfer).

@@ -12,6 +12,16 @@ use stridekit::{
     StridedMemoryView, StridedMemoryViewMut,
 };
 
+/// Fails the test with every failure line, if there are any.
+pub fn assert_none(fails: Vec<String>) {
+    assert!(
+        fails.is_empty(),
+        "{} failures:\n{}",
+        fails.len(),
+        fails.join("\n")
+    );
+}
+
 /// Runs `f` on every rank of `world`, each on a thread of its own with a new stream of its
 /// device; returns what each rank returned, in rank order.
 pub fn on_ranks<C: Communicator, R: Send>(
