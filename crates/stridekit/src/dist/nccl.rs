@@ -310,3 +310,39 @@ mod tests {
         }
     }
 }
+
+#[cfg(test)]
+mod gpu_tests {
+    use super::*;
+    use crate::memory::MemoryResource;
+
+    /// An NCCL call NCCL itself refuses (a send to a rank the communicator does not
+    /// have, which the public API checks before NCCL sees it) comes back as
+    /// `Error::Nccl` with NCCL's words, and the communicator is aborted: later calls
+    /// fail at once instead of waiting.
+    #[test]
+    #[ignore = "needs a CUDA device and NCCL"]
+    fn an_nccl_failure_is_an_error_and_aborts_the_communicator() {
+        let dev = Device::open(0).unwrap();
+        let comm = NcclComm::single(&dev).unwrap();
+        let s = dev.new_stream().unwrap();
+        let buf = crate::memory::DeviceMemoryResource::new(&dev)
+            .unwrap()
+            .allocate(64, &s)
+            .unwrap();
+        comm.group_start("test").unwrap();
+        // SAFETY: 64 bytes of this device's memory, alive past the synchronize below.
+        let sent = unsafe { comm.send_bytes("test", buf.ptr(), 64, 3, &s) };
+        let ended = comm.group_end("test");
+        let e = comm.fail("test", sent.and(ended).unwrap_err());
+        assert!(
+            matches!(&e, Error::Nccl { code, .. } if *code != 0),
+            "{e:?}"
+        );
+        let again = comm.check_usable("test").unwrap_err().to_string();
+        assert!(again.contains("aborted"), "{again}");
+        let b = crate::dist::Batch::new(&comm).run(&s).unwrap_err().to_string();
+        assert!(b.contains("aborted"), "{b}");
+        s.synchronize().unwrap();
+    }
+}
