@@ -38,13 +38,23 @@ pub fn recv<C: Communicator + ?Sized>(
 
 /// Every rank sends `sends[r]` to rank `r` and receives rank `r`'s into `recvs[r]`
 /// (one view per rank on each side, any layouts; each pair checked first). Every rank
-/// of `comm` must call it.
+/// of `comm` must call it. [`all_to_all_batch`] gives the batch, to check once and run
+/// many times.
 pub fn all_to_all<C: Communicator + ?Sized>(
     comm: &C,
     sends: &[StridedMemoryView<'_>],
     recvs: &mut [StridedMemoryViewMut<'_>],
     stream: &Arc<CudaStream>,
 ) -> Result<()> {
+    all_to_all_batch(comm, sends, recvs)?.run(stream)
+}
+
+/// The transfers of [`all_to_all`] posted in a [`Batch`] of every rank, not yet run.
+pub fn all_to_all_batch<'a, C: Communicator + ?Sized>(
+    comm: &'a C,
+    sends: &'a [StridedMemoryView<'_>],
+    recvs: &'a mut [StridedMemoryViewMut<'_>],
+) -> Result<Batch<'a, C>> {
     const OP: &str = "dist::all_to_all";
     let n = comm.size();
     if sends.len() != n || recvs.len() != n {
@@ -64,7 +74,7 @@ pub fn all_to_all<C: Communicator + ?Sized>(
     for (r, v) in recvs.iter_mut().enumerate() {
         b.recv(v, r)?;
     }
-    b.run(stream)
+    Ok(b)
 }
 
 /// A tensor of global `shape` split over the ranks along one axis (`from`) becomes the

@@ -5,8 +5,10 @@
 
 use super::comm::{wire::Wire, Communicator};
 use crate::device::Device;
+use crate::driver::check;
 use crate::error::{driver, invalid, Error, Result};
 use crate::memory::copy_bytes_unchecked;
+use crate::runtime::Runtime;
 use cudarc::driver::{CudaEvent, CudaStream};
 use std::cell::RefCell;
 use std::collections::{HashMap, VecDeque};
@@ -91,6 +93,8 @@ struct Letter {
     id: u64,
     ptr: u64,
     len: usize,
+    /// The sender's device.
+    device: usize,
     /// The sender's stream when the letter was posted.
     ready: Arc<CudaEvent>,
 }
@@ -298,6 +302,7 @@ impl LocalComm {
                 id,
                 ptr: q.ptr,
                 len: q.len,
+                device: self.device,
                 ready,
             });
         self.world.cv.notify_all();
@@ -368,10 +373,32 @@ impl LocalComm {
         q.stream
             .wait(&letter.ready)
             .map_err(driver(op, "cuStreamWaitEvent"))?;
-        // SAFETY: the sender's span is device memory it keeps unwritten and alive until
-        // its stream waited for this copy (`run_group` of the sender waits for the
-        // receipt); the receiving span is the caller's promise (`recv_bytes`).
-        unsafe { copy_bytes_unchecked(op, q.ptr, letter.ptr, q.len, &q.stream)? };
+        if letter.device == self.device {
+            // SAFETY: the sender's span is device memory it keeps unwritten and alive
+            // until its stream waited for this copy (`run_group` of the sender waits for
+            // the receipt); the receiving span is the caller's promise (`recv_bytes`).
+            unsafe { copy_bytes_unchecked(op, q.ptr, letter.ptr, q.len, &q.stream)? };
+        } else {
+            // Between two devices: cuMemcpyPeerAsync, which the driver stages where the
+            // devices have no peer access (as the copy engine's own moves across devices).
+            let (mine, theirs) = (
+                Runtime::get(op, self.device)?,
+                Runtime::get(op, letter.device)?,
+            );
+            mine.bind(op)?;
+            // SAFETY: as above, for the two devices' spans; the contexts are their live
+            // primary contexts, the receiver's current.
+            check(op, "cuMemcpyPeerAsync", unsafe {
+                crate::driver::memory::copy_peer_async(
+                    q.ptr,
+                    mine.context().cu_ctx(),
+                    letter.ptr,
+                    theirs.context().cu_ctx(),
+                    q.len,
+                    q.stream.cu_stream(),
+                )
+            })?;
+        }
         q.stream
             .record_event(None)
             .map_err(driver(op, "cuEventRecord"))

@@ -26,7 +26,7 @@ mod local;
 mod nccl;
 
 pub use batch::{Batch, Checked};
-pub use collective::{all_to_all, recv, redistribute, redistribute_batch, send};
+pub use collective::{all_to_all, all_to_all_batch, recv, redistribute, redistribute_batch, send};
 pub use comm::Communicator;
 pub use local::{local_world, local_world_with_wait, LocalComm, LOCAL_WAIT};
 #[cfg(feature = "nccl")]

@@ -341,7 +341,10 @@ mod gpu_tests {
         );
         let again = comm.check_usable("test").unwrap_err().to_string();
         assert!(again.contains("aborted"), "{again}");
-        let b = crate::dist::Batch::new(&comm).run(&s).unwrap_err().to_string();
+        let b = crate::dist::Batch::new(&comm)
+            .run(&s)
+            .unwrap_err()
+            .to_string();
         assert!(b.contains("aborted"), "{b}");
         s.synchronize().unwrap();
     }
