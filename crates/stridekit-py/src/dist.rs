@@ -149,6 +149,16 @@ pub(crate) fn batch(
         .iter()
         .map(|(v, p)| (v.borrow(py).static_alias(), *p))
         .collect();
+    // One receive per view object: each holds its view's copy lock for the transfer
+    // (a second would wait for the first forever), and two receives into one memory
+    // in one group would race.
+    for (i, (v, _)) in recvs.iter().enumerate() {
+        if recvs[..i].iter().any(|(w, _)| w.as_ptr() == v.as_ptr()) {
+            return Err(PyValueError::new_err(format!(
+                "dist: receive {i} names a view an earlier receive of this batch already writes; give each receive its own view"
+            )));
+        }
+    }
     let views: Vec<PyRef<'_, PyView>> = recvs.iter().map(|(v, _)| v.borrow(py)).collect();
     let locks: Vec<_> = views
         .iter()

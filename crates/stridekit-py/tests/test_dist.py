@@ -104,6 +104,16 @@ def test_all_to_all_and_redistribute_between_local_ranks() -> None:
 
 
 @gpu
+def test_one_view_cannot_receive_twice_in_a_batch() -> None:
+    torch: Any = pytest.importorskip("torch")
+    (comm,) = dist.local_world([0])
+    src = stridekit.StridedMemoryView.from_any_interface(torch.ones(8, device="cuda"), -1)
+    dst = stridekit.StridedMemoryView.from_any_interface(torch.zeros(8, device="cuda"), -1)
+    with pytest.raises(ValueError, match="already writes"):
+        dist.batch(comm, [(src, 0), (src, 0)], [(dst, 0), (dst, 0)])
+
+
+@gpu
 def test_mismatched_ranks_both_raise() -> None:
     torch: Any = pytest.importorskip("torch")
 
