@@ -165,7 +165,9 @@ impl World {
     /// The receipt of letter `id` in box `key`, once its receiver has copied it (or
     /// failed to). A letter still in its box is withdrawn (`None`) when `withdraw` is
     /// set, when the world is aborted, or after the wait: then nobody will read it. A
-    /// letter taken always gets its receipt.
+    /// letter taken always gets its receipt; only a receiver thread stalled for twice
+    /// the wait between taking a letter and recording its copy makes the sender give up
+    /// with an error while that copy may still be queued.
     fn receipt(
         &self,
         op: &'static str,
