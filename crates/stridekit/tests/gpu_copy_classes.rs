@@ -364,11 +364,11 @@ impl Exact {
     }
 }
 
-/// The transposes of 1- and 2-byte elements that the packed kernel runs: a `cols x rows`
+/// The transposes of 1- and 2-byte elements that the word transpose runs: a `cols x rows`
 /// view of a `rows x cols` block whose rows start `soff` elements into a parent with an
 /// odd pitch, into a block of a parent whose rows start `doff` elements in (so that the
 /// first element of either side sits at any byte alignment), rows flipped when `flip`.
-fn packed_case(
+fn word_case(
     isz: usize,
     (rows, cols): (i64, i64),
     soff: i64,
@@ -390,10 +390,10 @@ fn packed_case(
 }
 
 #[test]
-fn packed_transpose_cases_are_scheduled_as_transposes() {
+fn word_transpose_cases_are_scheduled_as_transposes() {
     for isz in [1usize, 2] {
         for (rows, cols) in [(65, 129), (33, 32), (129, 65)] {
-            let (src, dst) = packed_case(isz, (rows, cols), 3, 5, false);
+            let (src, dst) = word_case(isz, (rows, cols), 3, 5, false);
             let steps = CopyPlan::new(&dst, &src)
                 .unwrap()
                 .schedule(1 << 20, 1 << 20);
@@ -404,16 +404,17 @@ fn packed_transpose_cases_are_scheduled_as_transposes() {
 
 #[test]
 #[ignore = "needs a CUDA device"]
-fn packed_transposes_are_exact_at_every_start_alignment() {
+fn word_transposes_are_exact_at_every_start_alignment() {
     let mut x = Exact::new();
     for isz in [1usize, 2] {
         // Every byte alignment of the source's first element, each with another of the
-        // destination's; sizes whose last tiles hold one row or one column.
+        // destination's; sizes whose last tiles hold one row or one column, and sizes
+        // with whole tiles (128 source bytes by 128 / isz rows) between partial ones.
         for s in 0..16 / isz as i64 {
             let d = (s * 7 + 3) % (16 / isz as i64);
-            for (rows, cols) in [(65, 129), (129, 65), (97, 33), (33, 200)] {
+            for (rows, cols) in [(65, 129), (129, 65), (97, 33), (33, 200), (257, 300)] {
                 for flip in [false, true] {
-                    let (src, dst) = packed_case(isz, (rows, cols), s, d, flip);
+                    let (src, dst) = word_case(isz, (rows, cols), s, d, flip);
                     x.check(&src, &dst);
                 }
             }
@@ -424,7 +425,36 @@ fn packed_transposes_are_exact_at_every_start_alignment() {
             x.check(&src, &c(&[b, cols, rows], isz));
         }
     }
-    x.assert_all("packed transposes");
+    x.assert_all("word transposes");
+}
+
+#[test]
+#[ignore = "needs a CUDA device"]
+fn word_transposes_into_rows_that_start_16_byte_aligned_are_exact() {
+    // Sources whose rows start at every byte alignment, into dense destinations whose
+    // rows all start 16-byte aligned (the kernel stores whole 16-byte chunks there):
+    // whole tiles, a partial last tile along either axis, rows flipped.
+    let mut x = Exact::new();
+    for isz in [1usize, 2] {
+        for s in 0..16 / isz as i64 {
+            for (rows, cols) in [(320i64, 300i64), (256 + 16, 129), (144, 512 + 3)] {
+                for flip in [false, true] {
+                    let parent = c(&[rows, cols + s], isz);
+                    let block = parent.sliced(s![.., s..s + cols]).unwrap();
+                    let block = if flip {
+                        block.sliced(s![..;-1, ..]).unwrap()
+                    } else {
+                        block
+                    };
+                    let src = block.permuted(&[1, 0]).unwrap();
+                    let dst = c(&[cols, rows], isz);
+                    assert_eq!((rows * isz as i64) % 16, 0);
+                    x.check(&src, &dst);
+                }
+            }
+        }
+    }
+    x.assert_all("word transposes into 16-byte aligned rows");
 }
 
 /// `len` elements of a dense 1-D parent starting `off` elements in, as `shape` (C order).

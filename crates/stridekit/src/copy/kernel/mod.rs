@@ -6,7 +6,7 @@
 //! | --- | --- |
 //! | `Memcpy` | `cuMemcpyAsync` |
 //! | `Elementwise` | `strided_copy.cu`: one thread per element, several loads in flight |
-//! | `Transpose` | 1- and 2-byte elements: `packed_transpose.cu` (aligned 16-byte chunks at any start, blocks transposed in registers); wider: `tiled_transpose.cu`, 32 x 32 word tiles over two axes |
+//! | `Transpose` | `tiled_transpose.cu`, 32 x 32 word tiles over two axes; 1- and 2-byte elements that no 4-byte word keeps aligned: `word_transpose.cu` (aligned 4-byte words at any start, realigned with funnel shifts across lanes, blocks transposed in registers) |
 //! | `Tiled` | `tile_copy.cu`: tiles over several axes, tables in shared memory, words |
 //! | `SmallMatrices` | `small_matrices.cu`: whole matrices a tile, one run in and out, compile-time extents |
 //! | `ReversedChannels` | `channel_reverse.cu`: pixels in and out as runs of aligned chunks, channels reversed in registers |
@@ -18,6 +18,7 @@ mod params;
 mod runs;
 mod tiled;
 mod transpose;
+mod word;
 
 use crate::error::{driver, Error, Result};
 use crate::memory::{copy_bytes_unchecked, Region};
@@ -53,8 +54,8 @@ enum Variant {
     Generic { ndim: usize, wide: bool },
     /// 32 x 32 tiles of words of this many bytes (the itemsize: plain elements).
     Transpose { ndim: usize, word: usize },
-    /// The packed transpose of 1-, 2- or 4-byte elements (any alignment).
-    Packed { ndim: usize },
+    /// The word transpose of 1- or 2-byte elements (any alignment).
+    Word { ndim: usize },
     /// A deinterleaving transpose of `ch` channels, source pixels `sl` elements apart.
     Channels { ndim: usize, ch: usize, sl: usize },
     /// An interleaving transpose of `ch` channels.
@@ -73,7 +74,7 @@ impl Variant {
         match self {
             Variant::Generic { ndim, wide } => ("strided_copy", [itemsize, ndim, wide as usize, 0]),
             Variant::Transpose { ndim, word } => ("tiled_transpose", [itemsize, ndim, word, 0]),
-            Variant::Packed { ndim } => ("packed_transpose", [itemsize, ndim, 0, 0]),
+            Variant::Word { ndim } => ("word_transpose", [itemsize, ndim, 0, 0]),
             Variant::Channels { ndim, ch, sl } => ("channel_transpose", [itemsize, ndim, ch, sl]),
             Variant::Interleave { ndim, ch } => ("channel_interleave", [itemsize, ndim, ch, 0]),
             Variant::Reverse { ndim, ch } => ("channel_reverse", [itemsize, ndim, ch, 0]),
@@ -154,13 +155,14 @@ fn kernel_source(itemsize: usize, variant: Variant) -> Result<(String, &'static 
             include_str!("../kernels/tiled_transpose.cu"),
             "tiled_transpose",
         ),
-        Variant::Packed { ndim } => (
+        Variant::Word { ndim } => (
             format!(
-                "#define NDIM {ndim}\n#define PMAX {}\n#define EB {itemsize}\n",
-                params::pmax(ndim)
+                "#define NDIM {ndim}\n#define PMAX {}\n#define EB {itemsize}\n#define WT_MINB {}\n",
+                params::pmax(ndim),
+                if itemsize == 1 { 4 } else { 8 }
             ),
-            include_str!("../kernels/packed_transpose.cu"),
-            "packed_transpose",
+            include_str!("../kernels/word_transpose.cu"),
+            "word_transpose",
         ),
         Variant::Channels { ndim, ch, sl } => (
             format!(
@@ -312,8 +314,8 @@ fn launch_steps(
                 l,
                 word,
             } => {
-                let done = if runs::packs(p.itemsize, *word) {
-                    runs::packed(p, (*a, *l), dst, src, src_bounds, stream)?
+                let done = if word::takes(p.itemsize, *word) {
+                    word::launch(p, (*a, *l), (dst, src), src_bounds, stream)?
                 } else {
                     transpose::launch(p, (*a, *l), *word, dst, src, stream)?
                 };
@@ -394,7 +396,7 @@ mod tests {
         }
         for isz in [1usize, 2] {
             for ndim in [2usize, 3, 9] {
-                variants.push((isz, Variant::Packed { ndim }));
+                variants.push((isz, Variant::Word { ndim }));
             }
             for ch in 2..=8 / isz {
                 for sl in ch..=8 / isz {

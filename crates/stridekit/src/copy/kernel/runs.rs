@@ -1,6 +1,6 @@
 //! The kernels that move tiles as runs of 16-byte aligned chunks, whatever the alignment
-//! of either side: the packed byte transpose, the channel kernels (deinterleave,
-//! interleave, reversed channels), shifted rows and batches of small matrices. They share one launch:
+//! of either side: the channel kernels (deinterleave, interleave, reversed channels),
+//! shifted rows and batches of small matrices. They share one launch:
 //! a persistent grid of the blocks that fit at once, and one parameter list.
 
 use super::params::{pmax, Params, MAXD, SMALLD};
@@ -9,15 +9,6 @@ use crate::error::{driver, Result};
 use cudarc::driver::{CudaStream, LaunchConfig, PushKernelArg};
 use std::sync::Arc;
 use stridekit_layout::CopyPlan;
-
-/// Whether a transpose of `itemsize`-byte elements in `word`-byte words runs the packed
-/// kernel: bytes that the 32 x 32 tiles would move one at a time (rows that start at
-/// any byte). Measured (BENCHMARKS.md): 4097x3001 bytes 0.29 against 0.27, 5000x7001
-/// 0.36 against 0.31; where 4-byte words stay aligned, and for halfwords, the tiles
-/// are faster.
-pub(super) fn packs(itemsize: usize, word: usize) -> bool {
-    itemsize == 1 && word == 1
-}
 
 /// Bytes per channel (or per plane) of a channel kernel's tile, as the kernels' RUN.
 fn channel_run(ch: u64) -> u64 {
@@ -99,37 +90,6 @@ fn launch_with<const D: usize>(
     // their rows' partial chunks byte by byte).
     unsafe { launch.launch(cfg) }.map_err(driver("strided copy kernel", "cuLaunchKernel"))?;
     Ok(true)
-}
-
-/// The packed transpose over axes `a` (source-contiguous) and `l` (destination-
-/// contiguous): tiles of 64 source bytes by 128 rows, any alignment of either side.
-pub(super) fn packed(
-    plan: &CopyPlan,
-    (a, l): (usize, usize),
-    dst: u64,
-    src: u64,
-    src_bounds: (u64, u64),
-    stream: &Arc<CudaStream>,
-) -> Result<bool> {
-    const TAB: u64 = 64;
-    const TL: u64 = 128;
-    let isz = plan.itemsize as u64;
-    let (na, nl) = (plan.shape[a] as u64, plan.shape[l] as u64);
-    let batches = plan.volume as u64 / (na * nl);
-    let count = na
-        .div_ceil(TAB / isz)
-        .checked_mul(nl.div_ceil(TL))
-        .and_then(|t| t.checked_mul(batches));
-    let variant = Variant::Packed {
-        ndim: plan.ndim().max(1),
-    };
-    let t = Tiles {
-        variant,
-        count,
-        axes: (a, l),
-        batches,
-    };
-    launch_tiles(plan, t, (dst, src), src_bounds, stream)
 }
 
 /// The transpose with one short side over axes `a` (source-contiguous) and `l`
