@@ -41,6 +41,7 @@ namespace e1 {
 #undef WT_PER
 #undef FULL
 #undef WT_MINB
+#undef WT_BEFORE
 #undef EB
 #undef ELEM
 #define word_transpose word_transpose_e2
@@ -59,6 +60,7 @@ namespace e2 {
 #undef WT_PER
 #undef FULL
 #undef WT_MINB
+#undef WT_BEFORE
 #undef EB
 #undef ELEM
 #define word_transpose word_transpose_w1s
@@ -78,6 +80,7 @@ namespace w1s {
 #undef WT_PER
 #undef FULL
 #undef WT_MINB
+#undef WT_BEFORE
 #undef EB
 #undef ELEM
 #define word_transpose word_transpose_w1m
@@ -97,6 +100,7 @@ namespace w1m {
 #undef WT_PER
 #undef FULL
 #undef WT_MINB
+#undef WT_BEFORE
 #undef EB
 #undef ELEM
 #define word_transpose word_transpose_w2
@@ -116,6 +120,7 @@ namespace w2 {
 #undef WT_PER
 #undef FULL
 #undef WT_MINB
+#undef WT_BEFORE
 #undef EB
 #undef ELEM
 #define word_transpose word_transpose_w2m
@@ -135,6 +140,7 @@ namespace w2m {
 #undef WT_PER
 #undef FULL
 #undef WT_MINB
+#undef WT_BEFORE
 #undef EB
 #undef ELEM
 #define word_transpose word_transpose_w1s8
@@ -154,6 +160,7 @@ namespace w1s8 {
 #undef WT_PER
 #undef FULL
 #undef WT_MINB
+#undef WT_BEFORE
 #undef EB
 #undef ELEM
 #define word_transpose word_transpose_c1m
@@ -172,6 +179,7 @@ namespace c1m {
 #undef WT_PER
 #undef FULL
 #undef WT_MINB
+#undef WT_BEFORE
 #undef EB
 #undef ELEM
 #define word_transpose word_transpose_c2m
@@ -190,6 +198,7 @@ namespace c2m {
 #undef WT_PER
 #undef FULL
 #undef WT_MINB
+#undef WT_BEFORE
 #undef EB
 #undef ELEM
 #define word_transpose word_transpose_l1
@@ -209,6 +218,7 @@ namespace l1 {
 #undef WT_PER
 #undef FULL
 #undef WT_MINB
+#undef WT_BEFORE
 #undef EB
 #undef ELEM
 #define word_transpose word_transpose_l2
@@ -228,6 +238,7 @@ namespace l2 {
 #undef WT_PER
 #undef FULL
 #undef WT_MINB
+#undef WT_BEFORE
 #undef EB
 #undef ELEM
 #undef K

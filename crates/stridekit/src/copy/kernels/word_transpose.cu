@@ -15,8 +15,10 @@
 // 3. store: where every destination row of the tile starts 16-byte aligned, eight lanes
 //    take a row's 32 words and store them as 16-byte chunks; else a warp takes a row,
 //    realigns its words to the destination's alignment over the previous lane's word
-//    (`__shfl_up_sync`) and stores aligned words; only a row's first and last words go
-//    byte by byte.
+//    (`__shfl_up_sync`) and stores whole aligned words: a tile writes each row from the
+//    aligned word that holds its first element (whose first bytes come from the K rows
+//    before the tile, transposed by one warp) to the next tile's; only a row's very first
+//    and last words go byte by byte.
 // No chunk or word is read outside [lo, hi), the source memory the copy was checked
 // against (the words there go byte by byte); no byte outside the destination's elements is
 // written. Edges (partial tiles) are handled in the same launch. The grid is (tiles along
@@ -66,14 +68,15 @@ __device__ __forceinline__ unsigned int wt_load(const unsigned char* w, const un
     return x;
 }
 
-// Stores word `x` at the aligned `w`, whose first byte is byte `off` of a row of `n`
-// bytes: whole where all four bytes are the row's, else only the row's bytes.
-__device__ __forceinline__ void wt_store(unsigned char* w, int off, int n, unsigned int x) {
-    if (off >= 0 && off + 4 <= n) {
+// Stores word `x` at the aligned `w`, whose first byte is byte `off` of a row: whole
+// where all four bytes lie in [from, to), the row's bytes this tile writes, else only
+// those bytes.
+__device__ __forceinline__ void wt_store(unsigned char* w, int off, int from, int to, unsigned int x) {
+    if (off >= from && off + 4 <= to) {
         *reinterpret_cast<unsigned int*>(w) = x;
     } else {
         for (int b = 0; b < 4; ++b)
-            if (off + b >= 0 && off + b < n) w[b] = (unsigned char)(x >> (8 * b));
+            if (off + b >= from && off + b < to) w[b] = (unsigned char)(x >> (8 * b));
     }
 }
 
@@ -83,13 +86,100 @@ __device__ __forceinline__ unsigned int wt_pick(const unsigned int (&w)[8], int 
     return s & 2 ? x23 : x01;
 }
 
+// Chunk k (words 0..3) and, for k == 7, the ninth chunk (words 4..7) of rows r0 .. r0 +
+// K - 1 of the tile (row r at base + r slb, `n` bytes), word by word, inside [lo, hi)
+// only; rows at or past `rows` are zeros.
+__device__ __forceinline__ void wt_load_checked(unsigned int (&c)[K][8], const unsigned char* base, long long slb, int r0,
+                                                int rows, int k, int n, unsigned long long lo, unsigned long long hi) {
+#pragma unroll
+    for (int j = 0; j < K; ++j) {
+        const int r = r0 + j;
+#pragma unroll
+        for (int q = 0; q < 8; ++q) c[j][q] = 0u;
+        if (r < rows) {
+            const unsigned char* s0 = base + r * slb;
+            const int sh = (int)(reinterpret_cast<unsigned long long>(s0) & 15);
+            const unsigned char* w = s0 - sh + 16 * k;
+#pragma unroll
+            for (int q = 0; q < 4; ++q) c[j][q] = wt_load(w + 4 * q, s0, 16 * k + 4 * q - sh, n, lo, hi);
+            if (k == 7) {
+#pragma unroll
+                for (int q = 0; q < 4; ++q) c[j][4 + q] = wt_load(w + 16 + 4 * q, s0, 128 + 4 * q - sh, n, lo, hi);
+            }
+        }
+    }
+}
+
+// As wt_load_checked, for rows whose covering chunks all lie inside the source memory:
+// whole 16-byte chunks.
+__device__ __forceinline__ void wt_load_whole(unsigned int (&c)[K][8], const unsigned char* base, long long slb, int r0,
+                                              int k) {
+#pragma unroll
+    for (int j = 0; j < K; ++j) {
+        const uint4* w = reinterpret_cast<const uint4*>(reinterpret_cast<unsigned long long>(base + (r0 + j) * slb) & ~15ull);
+        const uint4 x = __ldg(w + k);
+        c[j][0] = x.x;
+        c[j][1] = x.y;
+        c[j][2] = x.z;
+        c[j][3] = x.w;
+        const uint4 y = k == 7 ? __ldg(w + 8) : make_uint4(0, 0, 0, 0);
+        c[j][4] = y.x;
+        c[j][5] = y.y;
+        c[j][6] = y.z;
+        c[j][7] = y.w;
+    }
+}
+
+// Rows r0 .. r0 + K - 1 realigned: rw[j][q] is bytes 16k + 4q .. + 3 of row r0 + j, from
+// this lane's chunk and the next lane's (the last lane's own ninth). All 32 lanes call it.
+__device__ __forceinline__ void wt_realign(unsigned int (&c)[K][8], const unsigned char* base, long long slb, int r0, int k,
+                                           unsigned int (&rw)[K][4]) {
+#pragma unroll
+    for (int j = 0; j < K; ++j) {
+#pragma unroll
+        for (int q = 0; q < 4; ++q) {
+            const unsigned int nx = __shfl_down_sync(FULL, c[j][q], 1, 8);
+            if (k != 7) c[j][4 + q] = nx;
+        }
+        const int sh = (int)(reinterpret_cast<unsigned long long>(base + (r0 + j) * slb) & 15);
+        const int ws = sh >> 2, bs = 8 * (sh & 3);
+        unsigned int al[5];
+#pragma unroll
+        for (int q = 0; q < 5; ++q) al[q] = wt_pick(c[j], q, ws);
+#pragma unroll
+        for (int q = 0; q < 4; ++q) rw[j][q] = __funnelshift_r(al[q], al[q + 1], bs);
+    }
+}
+
+// Word q of K realigned rows transposed: u[jj] holds element K q + jj of the chunk's
+// words along a, across the K rows (one word of an out row).
+__device__ __forceinline__ void wt_transpose(const unsigned int (&rw)[K][4], int q, unsigned int (&u)[K]) {
+#if EB == 1
+    const unsigned int t0 = __byte_perm(rw[0][q], rw[1][q], 0x5140), t1 = __byte_perm(rw[2][q], rw[3][q], 0x5140);
+    const unsigned int t2 = __byte_perm(rw[0][q], rw[1][q], 0x7362), t3 = __byte_perm(rw[2][q], rw[3][q], 0x7362);
+    u[0] = __byte_perm(t0, t1, 0x5410);
+    u[1] = __byte_perm(t0, t1, 0x7632);
+    u[2] = __byte_perm(t2, t3, 0x5410);
+    u[3] = __byte_perm(t2, t3, 0x7632);
+#else
+    u[0] = __byte_perm(rw[0][q], rw[1][q], 0x5410);
+    u[1] = __byte_perm(rw[0][q], rw[1][q], 0x7632);
+#endif
+}
+
 #ifndef WT_MINB
 #define WT_MINB 4
+#endif
+// Whether rows are stored from aligned word to aligned word with the K rows before the
+// tile (measured faster for bytes, slower for the smaller tiles of halfwords).
+#ifndef WT_BEFORE
+#define WT_BEFORE (EB == 1)
 #endif
 extern "C" __global__ void __launch_bounds__(256, WT_MINB) word_transpose(
     const unsigned char* __restrict__ src, unsigned char* __restrict__ dst, const Params p,
     int a, int l, long long batches, unsigned long long lo, unsigned long long hi) {
     __shared__ __align__(16) unsigned int tout[WT_TA * 32];
+    __shared__ unsigned int tex[WT_TA];  // each out row's word of the K rows before the tile
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
     const int k = lane & 7;                // this thread's chunk of a row
     const int g = warp * 4 + (lane >> 3);  // its group: rows g K .. g K + K - 1
@@ -100,93 +190,63 @@ extern "C" __global__ void __launch_bounds__(256, WT_MINB) word_transpose(
         const int abytes = T.outs * EB;
         const unsigned char* base = src + (T.so + T.l0 * sl + T.a0) * EB;
         const long long slb = sl * EB;
+        // Destination rows all 16-byte aligned: stored as chunks. Else as words, each row
+        // from 4-byte alignment to 4-byte alignment: a tile writes its row's bytes from the
+        // aligned word that holds its first element (the K rows before the tile, `tex`,
+        // fill that word's first bytes) up to the next tile's first such word.
+        const unsigned long long d0 = reinterpret_cast<unsigned long long>(dst + (T.d + T.a0 * da + T.l0) * EB);
+        const unsigned long long dpitch = (unsigned long long)(da * EB);
+        const bool chunks = ((d0 | dpitch) & 15) == 0;
+        const bool before = WT_BEFORE && T.l0 > 0 && ((d0 | dpitch) & 3) != 0;
         // 1. Load: c[j] holds words 0..3 of chunk k of row g K + j, and words 4..7 the
         // next chunk's (from the next lane, or read by the last lane).
         unsigned int c[K][8];
-        const unsigned long long first = reinterpret_cast<unsigned long long>(base);
-        const unsigned long long last = first + (unsigned long long)((WT_TR - 1) * slb);
+        // A whole tile whose every covering chunk (the K rows before it included) lies
+        // inside [lo, hi) loads whole chunks without checks.
+        const unsigned long long first = reinterpret_cast<unsigned long long>(base - (before ? K * slb : 0));
+        const unsigned long long last = reinterpret_cast<unsigned long long>(base + (WT_TR - 1) * slb);
         const unsigned long long top = (first < last ? first : last) & ~15ull, bottom = (first < last ? last : first) + 144;
-        if (T.rows == WT_TR && T.outs == WT_TA && top >= lo && bottom <= hi) {
-            // A whole tile whose every covering chunk lies inside [lo, hi).
-#pragma unroll
-            for (int j = 0; j < K; ++j) {
-                const uint4* w = reinterpret_cast<const uint4*>(
-                    reinterpret_cast<unsigned long long>(base + (g * K + j) * slb) & ~15ull);
-                const uint4 x = __ldg(w + k);
-                c[j][0] = x.x;
-                c[j][1] = x.y;
-                c[j][2] = x.z;
-                c[j][3] = x.w;
-                const uint4 y = k == 7 ? __ldg(w + 8) : make_uint4(0, 0, 0, 0);
-                c[j][4] = y.x;
-                c[j][5] = y.y;
-                c[j][6] = y.z;
-                c[j][7] = y.w;
-            }
+        const bool whole = T.rows == WT_TR && T.outs == WT_TA && top >= lo && bottom <= hi;
+        if (whole) {
+            wt_load_whole(c, base, slb, g * K, k);
         } else {
-#pragma unroll
-            for (int j = 0; j < K; ++j) {
-                const int r = g * K + j;
-#pragma unroll
-                for (int q = 0; q < 8; ++q) c[j][q] = 0u;
-                if (r < T.rows) {
-                    const unsigned char* s0 = base + r * slb;
-                    const int sh = (int)(reinterpret_cast<unsigned long long>(s0) & 15);
-                    const unsigned char* w = s0 - sh + 16 * k;
-#pragma unroll
-                    for (int q = 0; q < 4; ++q) c[j][q] = wt_load(w + 4 * q, s0, 16 * k + 4 * q - sh, abytes, lo, hi);
-                    if (k == 7) {
-#pragma unroll
-                        for (int q = 0; q < 4; ++q) c[j][4 + q] = wt_load(w + 16 + 4 * q, s0, 128 + 4 * q - sh, abytes, lo, hi);
-                    }
-                }
-            }
+            wt_load_checked(c, base, slb, g * K, T.rows, k, abytes, lo, hi);
         }
-        // Realigned: r[j][q] is bytes 16k + 4q .. + 3 of row g K + j.
         unsigned int rw[K][4];
-#pragma unroll
-        for (int j = 0; j < K; ++j) {
-#pragma unroll
-            for (int q = 0; q < 4; ++q) {
-                const unsigned int nx = __shfl_down_sync(FULL, c[j][q], 1, 8);
-                if (k != 7) c[j][4 + q] = nx;
-            }
-            const int sh = (int)(reinterpret_cast<unsigned long long>(base + (g * K + j) * slb) & 15);
-            const int ws = sh >> 2, bs = 8 * (sh & 3);
-            unsigned int al[5];
-#pragma unroll
-            for (int q = 0; q < 5; ++q) al[q] = wt_pick(c[j], q, ws);
-#pragma unroll
-            for (int q = 0; q < 4; ++q) rw[j][q] = __funnelshift_r(al[q], al[q + 1], bs);
-        }
+        wt_realign(c, base, slb, g * K, k, rw);
         // 2. Transpose K x K blocks in registers: word q of the chunk holds elements
         // K (4k + q) .. + K - 1 along a, out rows of those elements.
 #pragma unroll
         for (int q = 0; q < 4; ++q) {
             unsigned int u[K];
-#if EB == 1
-            const unsigned int t0 = __byte_perm(rw[0][q], rw[1][q], 0x5140), t1 = __byte_perm(rw[2][q], rw[3][q], 0x5140);
-            const unsigned int t2 = __byte_perm(rw[0][q], rw[1][q], 0x7362), t3 = __byte_perm(rw[2][q], rw[3][q], 0x7362);
-            u[0] = __byte_perm(t0, t1, 0x5410);
-            u[1] = __byte_perm(t0, t1, 0x7632);
-            u[2] = __byte_perm(t2, t3, 0x5410);
-            u[3] = __byte_perm(t2, t3, 0x7632);
-#else
-            u[0] = __byte_perm(rw[0][q], rw[1][q], 0x5410);
-            u[1] = __byte_perm(rw[0][q], rw[1][q], 0x7632);
-#endif
+            wt_transpose(rw, q, u);
 #pragma unroll
             for (int jj = 0; jj < K; ++jj) tout[wt_slot(K * (4 * k + q) + jj, g)] = u[jj];
         }
+        if (before && warp == 0) {
+            // The K rows before the tile (every lane group of the warp reads them; the
+            // first eight lanes keep them).
+            if (whole)
+                wt_load_whole(c, base, slb, -K, k);
+            else
+                wt_load_checked(c, base, slb, -K, T.rows, k, abytes, lo, hi);
+            wt_realign(c, base, slb, -K, k, rw);
+#pragma unroll
+            for (int q = 0; q < 4; ++q) {
+                unsigned int u[K];
+                wt_transpose(rw, q, u);
+                if (lane < 8) {
+#pragma unroll
+                    for (int jj = 0; jj < K; ++jj) tex[K * (4 * k + q) + jj] = u[jj];
+                }
+            }
+        }
         __syncthreads();
         // 3. Store: out row arow (element T.a0 + arow along a) has T.rows elements in 32
-        // words. Where every destination row of the tile starts 16-byte aligned, eight
-        // lanes take a row, lane m its words 4m .. 4m + 3, and store them as one chunk;
-        // else a warp takes a row and lane m stores destination word m (the last lane
-        // also a 33rd), realigned over the previous lane's word.
+        // words.
         const int lbytes = T.rows * EB;
-        const unsigned long long d0 = reinterpret_cast<unsigned long long>(dst + (T.d + T.a0 * da + T.l0) * EB);
-        if (((d0 | (unsigned long long)(da * EB)) & 15) == 0) {
+        if (chunks) {
+            // Eight lanes take a row, lane m its words 4m .. 4m + 3: one chunk.
             const int m = lane & 7;
 #pragma unroll
             for (int it = 0; it < WT_TA / 32; ++it) {
@@ -197,30 +257,33 @@ extern "C" __global__ void __launch_bounds__(256, WT_MINB) word_transpose(
                     if (16 * m + 16 <= lbytes) {
                         *reinterpret_cast<uint4*>(C) = ov;
                     } else {
-                        wt_store(C, 16 * m, lbytes, ov.x);
-                        wt_store(C + 4, 16 * m + 4, lbytes, ov.y);
-                        wt_store(C + 8, 16 * m + 8, lbytes, ov.z);
-                        wt_store(C + 12, 16 * m + 12, lbytes, ov.w);
+                        wt_store(C, 16 * m, 0, lbytes, ov.x);
+                        wt_store(C + 4, 16 * m + 4, 0, lbytes, ov.y);
+                        wt_store(C + 8, 16 * m + 8, 0, lbytes, ov.z);
+                        wt_store(C + 12, 16 * m + 12, 0, lbytes, ov.w);
                     }
                 }
             }
         } else {
+            // A warp takes a row; lane m stores destination word m: out bytes 4m - dsh ..
+            // 4m - dsh + 3, realigned over the previous lane's word (lane 0: `tex`). The
+            // row's last tile also stores a 33rd word (without WT_BEFORE every tile does,
+            // and its first and 33rd words go byte by byte).
+            const bool last = !WT_BEFORE || T.l0 + WT_TR >= p.shape[l];
 #pragma unroll 4
             for (int it = 0; it < WT_TA / 8; ++it) {
                 const int arow = it * 8 + warp;
                 const unsigned int o = tout[wt_slot(arow, lane)];
-                const unsigned int prev = __shfl_up_sync(FULL, o, 1);
+                unsigned int prev = __shfl_up_sync(FULL, o, 1);
                 if (arow < T.outs) {
                     unsigned char* D = dst + (T.d + (T.a0 + arow) * da + T.l0) * EB;
                     const int dsh = (int)(reinterpret_cast<unsigned long long>(D) & 3);
+                    const int from = (!WT_BEFORE || T.l0 == 0) ? 0 : -dsh, to = last ? lbytes : 128 - dsh;
+                    if (WT_BEFORE && lane == 0 && dsh != 0 && T.l0 > 0) prev = tex[arow];
                     unsigned char* w = D - dsh + 4 * lane;
-                    // Destination word m holds out bytes 4m - dsh .. 4m - dsh + 3.
                     const unsigned int y = dsh == 0 ? o : __funnelshift_r(prev, o, 8 * (4 - dsh));
-                    if (lbytes == 128 && (lane > 0 || dsh == 0))
-                        *reinterpret_cast<unsigned int*>(w) = y;
-                    else
-                        wt_store(w, 4 * lane - dsh, lbytes, y);
-                    if (dsh != 0 && lane == 31) wt_store(w + 4, 128 - dsh, lbytes, __funnelshift_r(o, 0u, 8 * (4 - dsh)));
+                    wt_store(w, 4 * lane - dsh, from, to, y);
+                    if (dsh != 0 && last && lane == 31) wt_store(w + 4, 128 - dsh, from, to, __funnelshift_r(o, 0u, 8 * (4 - dsh)));
                 }
             }
         }
