@@ -281,6 +281,17 @@ fn main() -> R<()> {
         dense(&[7000, 7000], 1).sliced(s![3.., 5..])?,
         dense(&[6997, 6995], 1),
     ));
+    // A transposed slice into a fresh dense array: rows start at odd bytes in the source,
+    // 16-byte aligned in the destination.
+    for (isz, t) in [(1usize, "u8"), (2, "f16")] {
+        cases.push(device(
+            &format!("transposed [1:, 1:] of (8193,8193) {t}"),
+            dense(&[8193, 8193], isz)
+                .sliced(s![1.., 1..])?
+                .permuted(&[1, 0])?,
+            dense(&[8192, 8192], isz),
+        ));
+    }
     let t64 = dense(&[4096, 4096], 4).permuted(&[1, 0])?;
     cases.push(Case {
         name: "H2D 64 MiB transposed pinned f32".into(),
