@@ -41,6 +41,11 @@ pub struct PyView {
 impl Drop for PyView {
     fn drop(&mut self) {
         let view = &self.view;
+        // Most views hold nothing to wait for: they keep the GIL (giving it up and taking
+        // it back costs more than the rest of a view's release).
+        if !view.last_release_waits() {
+            return;
+        }
         let waited = Python::attach(|py| py.detach(|| view.prepare_last_release()));
         if let Err(e) = waited {
             eprintln!("stridekit: waiting for the GPU work on a view being released failed: {e}");

@@ -265,6 +265,16 @@ impl PendingWork {
         Ok(done.len() == seen.len())
     }
 
+    /// Whether no use is recorded: then [`wait_host`](Self::wait_host) has nothing to wait
+    /// for. Asked without waiting (a poisoned lock answers false: the caller then takes the
+    /// path that reports it).
+    pub(crate) fn is_idle(&self) -> bool {
+        self.uses
+            .lock()
+            .map(|u| u.to_wait_for(Usage::Write).next().is_none())
+            .unwrap_or(false)
+    }
+
     /// Blocks the calling thread until every recorded use is done.
     pub(crate) fn wait_host(&self, op: &'static str) -> Result<()> {
         let seen: Marks<Arc<Mark>> = {
@@ -372,6 +382,7 @@ mod tests {
     #[test]
     fn an_empty_record_orders_nothing_and_waits_for_nothing() {
         let p = PendingWork::default();
+        assert!(p.is_idle());
         p.wait_host("test").unwrap();
         assert!(begin(&Uses::default(), Usage::Write).is_empty());
     }

@@ -36,6 +36,17 @@ impl Backing<'_> {
         }
     }
 
+    /// Whether [`prepare_last_release`](Self::prepare_last_release) would wait for
+    /// anything: this backing is the memory's last owner and it has recorded GPU work (an
+    /// imported tensor) or a release that waits (a shared buffer). Asked without waiting.
+    pub(crate) fn last_release_waits(&self) -> bool {
+        match self {
+            Backing::Dlpack(t) => Arc::strong_count(t) == 1 && !t.pending.is_idle(),
+            Backing::SharedBuffer(b) => Arc::strong_count(b) == 1 && b.release_waits(),
+            _ => false,
+        }
+    }
+
     /// Waits for what releasing this memory would wait for, when this backing is its last
     /// owner (nobody else can then take a new share of it): an imported tensor's recorded
     /// GPU work, a shared buffer's [`Buffer::prepare_release`].

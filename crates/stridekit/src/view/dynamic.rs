@@ -70,6 +70,16 @@ impl<'a> DynView<'a> {
         }
     }
 
+    /// Whether [`prepare_last_release`](Self::prepare_last_release) would wait for
+    /// anything (asked without waiting): a front skips giving up its interpreter's lock
+    /// when it would not.
+    pub fn last_release_waits(&self) -> bool {
+        match self {
+            DynView::ReadOnly(v) => v.backing.last_release_waits(),
+            DynView::Writable(v) => v.backing.last_release_waits(),
+        }
+    }
+
     /// When this view is the last owner of memory whose release waits for GPU work (an
     /// imported DLPack tensor with stridekit's copies still queued, say), waits for that
     /// work now, so that dropping the view afterwards is quick: a front calls it without

@@ -75,8 +75,14 @@ __device__ __forceinline__ void wt_store(unsigned char* w, int off, int from, in
     if (off >= from && off + 4 <= to) {
         *reinterpret_cast<unsigned int*>(w) = x;
     } else {
+#if EB == 2
+        // Halfwords: offsets and bounds are even, so a word's part is a whole half.
+        if (off >= from && off + 2 <= to) *reinterpret_cast<unsigned short*>(w) = (unsigned short)x;
+        if (off + 2 >= from && off + 4 <= to) *reinterpret_cast<unsigned short*>(w + 2) = (unsigned short)(x >> 16);
+#else
         for (int b = 0; b < 4; ++b)
             if (off + b >= from && off + b < to) w[b] = (unsigned char)(x >> (8 * b));
+#endif
     }
 }
 
