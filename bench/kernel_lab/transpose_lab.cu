@@ -166,7 +166,7 @@ namespace w1s8 {
 #define word_transpose word_transpose_c1m
 #define ELEM unsigned char
 #define EB 1
-#define WT_MINB 6
+#define WT_MINB 5
 namespace c1m {
 #include "../../crates/stridekit/src/copy/kernels/word_transpose.cu"
 }
@@ -397,7 +397,7 @@ int main(int argc, char** argv) {
     // (name, element size, rows per tile, kernel): the engine's configuration first.
     struct Word { const char* name; int eb; int tr; Kern k; };
     std::vector<Word> words = {
-        {"engine: chunks, 4/SM", 1, 128, e1::word_transpose_e1}, {"chunks, 6/SM", 1, 128, c1m::word_transpose_c1m},
+        {"engine: chunks, 4/SM", 1, 128, e1::word_transpose_e1}, {"chunks, 5/SM", 1, 128, c1m::word_transpose_c1m},
         {"lanes, TR 128, 4/SM", 1, 128, l1::word_transpose_l1}, {"lanes, TR 64, 8/SM", 1, 64, w1s8::word_transpose_w1s8},
         {"engine: chunks, 8/SM", 2, 64, e2::word_transpose_e2}, {"chunks, 4/SM", 2, 64, c2m::word_transpose_c2m},
         {"lanes, TR 64, 8/SM", 2, 64, l2::word_transpose_l2}, {"lanes, TR 64, 6/SM", 2, 64, w2m::word_transpose_w2m}};
