@@ -10,7 +10,7 @@ use pyo3::types::PyBytes;
 use std::sync::{Arc, Mutex, MutexGuard};
 use stridekit::dist::{self, Batch, Communicator, LocalComm, NcclComm, Split, UniqueId};
 use stridekit::view::DynView;
-use stridekit::{CudaStream, Device, StreamOrder, StridedMemoryView, StridedMemoryViewMut};
+use stridekit::{CudaStream, Device, StridedMemoryView, StridedMemoryViewMut};
 
 enum Comm {
     Nccl(NcclComm),
@@ -269,13 +269,6 @@ fn on_stream_detached(
     value: stridekit::StreamValue,
     f: impl FnOnce(&Arc<CudaStream>) -> stridekit::Result<()>,
 ) -> PyResult<()> {
-    match stream::order_of(value, device).py_err()? {
-        StreamOrder::On(s) => f(&s).py_err(),
-        StreamOrder::Unordered => {
-            let s = Device::open(device).py_err()?.library_stream().py_err()?;
-            f(&s).py_err()?;
-            s.synchronize()
-                .map_err(|e| PyValueError::new_err(format!("dist: {e}")))
-        }
-    }
+    let order = stream::order_of(value, device).py_err()?;
+    stridekit::stream::run_ordered(&order, device, f).py_err()
 }

@@ -13,9 +13,11 @@
 
 use super::{kernel, run, CopyOptions, Operand};
 use crate::device::Device;
-use crate::driver::{bind_stream, check, memory as dmem};
 use crate::error::Result;
-use crate::memory::{finish, DeviceMemoryResource, MemoryResource, Region, Usage};
+use crate::memory::{
+    copy_bytes_across_devices_unchecked, finish, DeviceMemoryResource, MemoryResource, Region,
+    Usage,
+};
 use crate::peer;
 use crate::runtime::Runtime;
 use crate::stream::wait_for_producer;
@@ -44,20 +46,16 @@ pub(super) fn copy_across(
             dmem.base().wrapping_add_signed(d.start),
             src.ptr().wrapping_add_signed(s.start),
         );
-        let (dc, sc) = (Runtime::get(OP, dd)?, Runtime::get(OP, sd)?);
-        bind_stream(OP, stream)?;
-        // SAFETY: both spans lie in their views' memory (checked above); the contexts are
-        // the live primary contexts of the two devices; the stream's is current.
-        return check(OP, "cuMemcpyPeerAsync", unsafe {
-            dmem::copy_peer_async(
-                d0,
-                dc.context().cu_ctx(),
-                s0,
-                sc.context().cu_ctx(),
+        // SAFETY: both spans lie in their views' memory (checked above).
+        return unsafe {
+            copy_bytes_across_devices_unchecked(
+                OP,
+                (d0, dd),
+                (s0, sd),
                 plan.volume * plan.itemsize,
-                stream.cu_stream(),
+                stream,
             )
-        });
+        };
     }
     if peer::usable(here, other)? {
         return kernel::launch(plan, dmem, src.region()?, stream);
@@ -92,19 +90,17 @@ pub(super) fn copy_across(
     // The transfer on the destination's stream reads the gathered temporary, which is
     // released on the source's: recorded, so that its release waits for the transfer.
     let read = tmp_s.pending().begin(OP, Usage::Read, &s_dst)?;
-    bind_stream(OP, &s_dst)?;
-    // SAFETY: both temporaries hold `bytes`; the contexts are the devices' live primary
-    // contexts; the copy is ordered after the gather (event above).
-    check(OP, "cuMemcpyPeerAsync", unsafe {
-        dmem::copy_peer_async(
-            tmp_d.ptr(),
-            dev_d.context().cu_ctx(),
-            tmp_s.ptr(),
-            dev_s.context().cu_ctx(),
+    // SAFETY: both temporaries hold `bytes`, on their devices; the copy is ordered after
+    // the gather (event above).
+    unsafe {
+        copy_bytes_across_devices_unchecked(
+            OP,
+            (tmp_d.ptr(), dd),
+            (tmp_s.ptr(), sd),
             bytes,
-            s_dst.cu_stream(),
-        )
-    })?;
+            &s_dst,
+        )?
+    };
     finish(OP, &s_dst, [(tmp_s.pending(), read)])?;
     let moved = Operand::of_buffer(OP, &tmp_d, packed.clone(), src.dtype())?.read_only();
     run(

@@ -5,10 +5,8 @@
 
 use super::comm::{wire::Wire, Communicator};
 use crate::device::Device;
-use crate::driver::check;
 use crate::error::{driver, invalid, Error, Result};
-use crate::memory::copy_bytes_unchecked;
-use crate::runtime::Runtime;
+use crate::memory::{copy_bytes_across_devices_unchecked, copy_bytes_unchecked};
 use cudarc::driver::{CudaEvent, CudaStream};
 use std::cell::RefCell;
 use std::collections::{HashMap, VecDeque};
@@ -383,23 +381,16 @@ impl LocalComm {
         } else {
             // Between two devices: cuMemcpyPeerAsync, which the driver stages where the
             // devices have no peer access (as the copy engine's own moves across devices).
-            let (mine, theirs) = (
-                Runtime::get(op, self.device)?,
-                Runtime::get(op, letter.device)?,
-            );
-            mine.bind(op)?;
-            // SAFETY: as above, for the two devices' spans; the contexts are their live
-            // primary contexts, the receiver's current.
-            check(op, "cuMemcpyPeerAsync", unsafe {
-                crate::driver::memory::copy_peer_async(
-                    q.ptr,
-                    mine.context().cu_ctx(),
-                    letter.ptr,
-                    theirs.context().cu_ctx(),
+            // SAFETY: as above, for the two devices' spans.
+            unsafe {
+                copy_bytes_across_devices_unchecked(
+                    op,
+                    (q.ptr, self.device),
+                    (letter.ptr, letter.device),
                     q.len,
-                    q.stream.cu_stream(),
-                )
-            })?;
+                    &q.stream,
+                )?
+            };
         }
         q.stream
             .record_event(None)

@@ -442,6 +442,40 @@ pub(crate) unsafe fn copy_bytes_unchecked(
     })
 }
 
+/// `cuMemcpyPeerAsync` of `bytes` from `src` on device `src_device` to `dst` on device
+/// `dst_device`, on `stream` (whose context is made current); the driver stages the bytes
+/// where the two devices have no peer access.
+///
+/// # Safety
+/// `src..src + bytes` is memory of `src_device` and `dst..dst + bytes` memory of
+/// `dst_device`, both valid until the copy is done, and nothing else writes the
+/// destination meanwhile.
+pub(crate) unsafe fn copy_bytes_across_devices_unchecked(
+    op: &'static str,
+    (dst, dst_device): (u64, usize),
+    (src, src_device): (u64, usize),
+    bytes: usize,
+    stream: &Arc<CudaStream>,
+) -> Result<()> {
+    let (dc, sc) = (
+        crate::runtime::Runtime::get(op, dst_device)?,
+        crate::runtime::Runtime::get(op, src_device)?,
+    );
+    bind_stream(op, stream)?;
+    // SAFETY: the caller's promise; the contexts are the devices' live primary contexts;
+    // the stream's is current.
+    check(op, "cuMemcpyPeerAsync", unsafe {
+        crate::driver::memory::copy_peer_async(
+            dst,
+            dc.context().cu_ctx(),
+            src,
+            sc.context().cu_ctx(),
+            bytes,
+            stream.cu_stream(),
+        )
+    })
+}
+
 impl Drop for Buffer {
     fn drop(&mut self) {
         const OP: &str = "Buffer::drop";

@@ -10,7 +10,7 @@ mod pinned;
 mod region;
 
 pub use buffer::Buffer;
-pub(crate) use buffer::{copy_bytes_unchecked, raw_copy};
+pub(crate) use buffer::{copy_bytes_across_devices_unchecked, copy_bytes_unchecked, raw_copy};
 pub use cudarc_buffer::{CudarcBuffer, CudarcBufferMut};
 pub(crate) use cudarc_use::CudarcUse;
 pub use device_pool::{DeviceMemoryResource, DevicePoolOptions};
