@@ -23,7 +23,8 @@ mod word;
 use crate::error::{driver, Error, Result};
 use crate::memory::{copy_bytes_unchecked, Region};
 use crate::runtime::{FunctionKey, Runtime};
-use cudarc::driver::{CudaFunction, CudaStream};
+use cudarc::driver::{CudaFunction, CudaStream, LaunchConfig, PushKernelArg};
+use params::Params;
 use std::sync::Arc;
 use stridekit_layout::{CopyPlan, CopyStep};
 
@@ -234,6 +235,70 @@ fn resident_blocks(
                 .max(1) as u64,
         )
     })
+}
+
+/// The arguments every two-axis kernel takes, in order: source and destination element 0
+/// (the plan's offsets applied to the two base addresses), the parameter block, the
+/// source-contiguous axis `a`, the destination-contiguous axis `l`, the batch count and,
+/// for kernels that read whole aligned words, the source memory's bounds.
+struct AxesArgs<const D: usize> {
+    src0: u64,
+    dst0: u64,
+    params: Params<D>,
+    a: i32,
+    l: i32,
+    batches: i64,
+    bounds: Option<(u64, u64)>,
+}
+
+impl<const D: usize> AxesArgs<D> {
+    fn new(
+        plan: &CopyPlan,
+        (a, l): (usize, usize),
+        batches: u64,
+        (dst, src): (u64, u64),
+        bounds: Option<(u64, u64)>,
+    ) -> Self {
+        let isz = plan.itemsize as i64;
+        AxesArgs {
+            src0: src.wrapping_add_signed(plan.src_offset * isz),
+            dst0: dst.wrapping_add_signed(plan.dst_offset * isz),
+            params: Params::<D>::new(plan),
+            a: a as i32,
+            l: l as i32,
+            batches: batches as i64,
+            bounds,
+        }
+    }
+
+    /// Launches `f` over `cfg` with these arguments.
+    ///
+    /// # Safety
+    /// `f` takes exactly these arguments (the bounds where given); every element the plan
+    /// reaches lies inside memory the callers' views validated; the kernel reads whole
+    /// words outside the elements only inside the bounds and writes the destination's
+    /// elements only.
+    unsafe fn launch(
+        &self,
+        stream: &Arc<CudaStream>,
+        f: &CudaFunction,
+        cfg: LaunchConfig,
+    ) -> Result<()> {
+        let mut launch = stream.launch_builder(f);
+        launch
+            .arg(&self.src0)
+            .arg(&self.dst0)
+            .arg(&self.params)
+            .arg(&self.a)
+            .arg(&self.l)
+            .arg(&self.batches);
+        if let Some((lo, hi)) = &self.bounds {
+            launch.arg(lo).arg(hi);
+        }
+        // SAFETY: the caller's promise.
+        unsafe { launch.launch(cfg) }.map_err(driver("strided copy kernel", "cuLaunchKernel"))?;
+        Ok(())
+    }
 }
 
 /// Runs the copy of `plan` from `src` to `dst` (the plan's offsets count from each

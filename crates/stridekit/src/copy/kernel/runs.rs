@@ -3,10 +3,10 @@
 //! shifted rows and batches of small matrices. They share one launch:
 //! a persistent grid of the blocks that fit at once, and one parameter list.
 
-use super::params::{pmax, Params, MAXD, SMALLD};
-use super::{function, resident_blocks, sm_count, Variant};
-use crate::error::{driver, Result};
-use cudarc::driver::{CudaStream, LaunchConfig, PushKernelArg};
+use super::params::{pmax, MAXD, SMALLD};
+use super::{function, resident_blocks, sm_count, AxesArgs, Variant};
+use crate::error::Result;
+use cudarc::driver::{CudaStream, LaunchConfig};
 use std::sync::Arc;
 use stridekit_layout::CopyPlan;
 
@@ -57,38 +57,24 @@ fn launch_with<const D: usize>(
     (lo, hi): (u64, u64),
     stream: &Arc<CudaStream>,
 ) -> Result<bool> {
-    let (variant, (a, l), batches) = (t.variant, t.axes, t.batches);
-    let isz = plan.itemsize as i64;
-    let p = Params::<D>::new(plan);
-    let src0 = src.wrapping_add_signed(plan.src_offset * isz);
-    let dst0 = dst.wrapping_add_signed(plan.dst_offset * isz);
+    let variant = t.variant;
+    let args = AxesArgs::<D>::new(plan, t.axes, t.batches, (dst, src), Some((lo, hi)));
     let f = function(stream, plan.itemsize, variant)?;
     let resident = resident_blocks(stream, &f, plan.itemsize, variant, 0)?;
     let grid = tiles.min(sm_count(stream)? * resident).max(1);
-    let (a32, l32, batches) = (a as i32, l as i32, batches as i64);
-    let mut launch = stream.launch_builder(&f);
-    launch
-        .arg(&src0)
-        .arg(&dst0)
-        .arg(&p)
-        .arg(&a32)
-        .arg(&l32)
-        .arg(&batches)
-        .arg(&lo)
-        .arg(&hi);
     let cfg = LaunchConfig {
         grid_dim: (grid as u32, 1, 1),
         block_dim: (256, 1, 1),
         shared_mem_bytes: 0,
     };
     // SAFETY: every kernel of this module takes (const unsigned char*, unsigned char*,
-    // Params, int, int, long long, unsigned long long, unsigned long long), passed in
-    // that order; every element the plan reaches lies inside memory the callers' views
+    // Params, int, int, long long, unsigned long long, unsigned long long), as `args`
+    // holds them; every element the plan reaches lies inside memory the callers' views
     // validated; whole 16-byte chunks are read only inside [lo, hi), the source memory
     // the plan was checked against; writes cover the destination's elements only (the
     // schedule gives these kernels only destinations whose runs hold no gaps, or writes
     // their rows' partial chunks byte by byte).
-    unsafe { launch.launch(cfg) }.map_err(driver("strided copy kernel", "cuLaunchKernel"))?;
+    unsafe { args.launch(stream, &f, cfg) }?;
     Ok(true)
 }
 

@@ -1,9 +1,9 @@
 //! The two-axis tiled transpose (`tiled_transpose.cu`).
 
-use super::params::{pmax, Params, MAXD, SMALLD};
-use super::{function, Variant};
-use crate::error::{driver, Result};
-use cudarc::driver::{CudaStream, LaunchConfig, PushKernelArg};
+use super::params::{pmax, MAXD, SMALLD};
+use super::{function, AxesArgs, Variant};
+use crate::error::Result;
+use cudarc::driver::{CudaStream, LaunchConfig};
 use std::sync::Arc;
 use stridekit_layout::CopyPlan;
 
@@ -34,10 +34,6 @@ fn launch_with<const D: usize>(
     stream: &Arc<CudaStream>,
 ) -> Result<bool> {
     let nd = plan.ndim().max(1);
-    let p = Params::<D>::new(plan);
-    let isz = plan.itemsize as i64;
-    let src0 = src.wrapping_add_signed(plan.src_offset * isz);
-    let dst0 = dst.wrapping_add_signed(plan.dst_offset * isz);
     let tile = 32 * (word / plan.itemsize) as u64;
     let (na, nl) = (plan.shape[a] as u64, plan.shape[l] as u64);
     let (ta, tl) = (na.div_ceil(tile), nl.div_ceil(tile));
@@ -45,25 +41,17 @@ fn launch_with<const D: usize>(
         return Ok(false);
     }
     let f = function(stream, plan.itemsize, Variant::Transpose { ndim: nd, word })?;
-    let batches = (plan.volume as u64 / (na * nl)) as i64;
+    let batches = plan.volume as u64 / (na * nl);
+    let args = AxesArgs::<D>::new(plan, (a, l), batches, (dst, src), None);
     let cfg = LaunchConfig {
         grid_dim: (tl as u32, ta as u32, batches.clamp(1, 65535) as u32),
         block_dim: (32, 8, 1),
         shared_mem_bytes: 0,
     };
-    let (a32, l32) = (a as i32, l as i32);
-    let mut launch = stream.launch_builder(&f);
-    launch
-        .arg(&src0)
-        .arg(&dst0)
-        .arg(&p)
-        .arg(&a32)
-        .arg(&l32)
-        .arg(&batches);
     // SAFETY: the kernel's parameters are (const ELEM*, ELEM*, Params, int, int,
-    // long long), passed in that order; every offset the plan reaches lies inside
-    // memory the callers' views validated; word accesses wider than an element are
-    // aligned (the schedule took the word from CopyPlan::transpose_word).
-    unsafe { launch.launch(cfg) }.map_err(driver("strided copy kernel", "cuLaunchKernel"))?;
+    // long long), as `args` holds them; every offset the plan reaches lies inside memory
+    // the callers' views validated; word accesses wider than an element are aligned (the
+    // schedule took the word from CopyPlan::transpose_word).
+    unsafe { args.launch(stream, &f, cfg) }?;
     Ok(true)
 }

@@ -2,10 +2,10 @@
 //! anywhere, moved as aligned 4-byte words realigned with funnel shifts and transposed
 //! in registers.
 
-use super::params::{pmax, Params, MAXD, SMALLD};
-use super::{function, Variant};
-use crate::error::{driver, Result};
-use cudarc::driver::{CudaStream, LaunchConfig, PushKernelArg};
+use super::params::{pmax, MAXD, SMALLD};
+use super::{function, AxesArgs, Variant};
+use crate::error::Result;
+use cudarc::driver::{CudaStream, LaunchConfig};
 use std::sync::Arc;
 use stridekit_layout::CopyPlan;
 
@@ -59,10 +59,8 @@ fn launch_with<const D: usize>(
     if ta > 65535 || tl > i32::MAX as u64 {
         return Ok(false);
     }
-    let batches = (plan.volume as u64 / (na * nl)) as i64;
-    let p = Params::<D>::new(plan);
-    let src0 = src.wrapping_add_signed(plan.src_offset * isz as i64);
-    let dst0 = dst.wrapping_add_signed(plan.dst_offset * isz as i64);
+    let batches = plan.volume as u64 / (na * nl);
+    let args = AxesArgs::<D>::new(plan, (a, l), batches, (dst, src), Some((lo, hi)));
     let f = function(
         stream,
         isz,
@@ -75,23 +73,12 @@ fn launch_with<const D: usize>(
         block_dim: (256, 1, 1),
         shared_mem_bytes: 0,
     };
-    let (a32, l32) = (a as i32, l as i32);
-    let mut launch = stream.launch_builder(&f);
-    launch
-        .arg(&src0)
-        .arg(&dst0)
-        .arg(&p)
-        .arg(&a32)
-        .arg(&l32)
-        .arg(&batches)
-        .arg(&lo)
-        .arg(&hi);
     // SAFETY: the kernel takes (const unsigned char*, unsigned char*, Params, int, int,
-    // long long, unsigned long long, unsigned long long), passed in that order; every
+    // long long, unsigned long long, unsigned long long), as `args` holds them; every
     // element the plan reaches lies inside memory the callers' views validated; whole
-    // aligned words are read only inside [lo, hi), the source memory the plan was checked
-    // against (the rest byte by byte); only the destination's elements are written (a
-    // row's partial words byte by byte).
-    unsafe { launch.launch(cfg) }.map_err(driver("strided copy kernel", "cuLaunchKernel"))?;
+    // aligned chunks and words are read only inside [lo, hi), the source memory the plan
+    // was checked against (the rest byte by byte); only the destination's elements are
+    // written (a row's partial words in bytes or halves).
+    unsafe { args.launch(stream, &f, cfg) }?;
     Ok(true)
 }
