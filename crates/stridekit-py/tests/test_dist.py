@@ -74,6 +74,33 @@ def test_torch_tensors_of_any_layout_between_local_ranks() -> None:
 
 
 @gpu
+def test_unordered_transfers_run_on_stridekits_stream_and_are_done_on_return() -> None:
+    # stream=-1: no ordering with the caller's streams; the transfer runs on stridekit's
+    # own stream and is waited for before the call returns, so the bytes are there
+    # without a synchronization.
+    torch: Any = pytest.importorskip("torch")
+    g = torch.Generator().manual_seed(9)
+    a = torch.randint(0, 255, (129, 67), generator=g, dtype=torch.uint8).cuda()
+    torch.cuda.synchronize()
+    sent = a.t()[1:, ::2]  # (66, 65), transposed and strided
+
+    def rank(c: Any) -> Any:
+        if c.rank == 0:
+            dist.send(c, sent, 1, stream=-1)
+            return None
+        out = torch.full((65, 67), 7, dtype=torch.uint8, device="cuda")
+        torch.cuda.synchronize()
+        dst = out.t()[1:, :]  # (66, 65), strided
+        dist.recv(c, dst, 0, stream=-1)
+        return dst.cpu()
+
+    res = on_ranks(dist.local_world([0, 0]), rank)
+    assert not isinstance(res[0], Exception), res[0]
+    assert not isinstance(res[1], Exception), res[1]
+    assert torch.equal(res[1], sent.cpu())
+
+
+@gpu
 def test_all_to_all_and_redistribute_between_local_ranks() -> None:
     torch: Any = pytest.importorskip("torch")
     n = 3
