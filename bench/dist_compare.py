@@ -21,6 +21,14 @@ import torch.distributed as dist
 
 from timing import gpu_ms
 
+# The sends timed: (label, source transposed, destination transposed).
+SEND_LAYOUTS = [
+    ("row-major -> row-major", False, False),
+    ("transposed -> row-major", True, False),
+    ("row-major -> transposed", False, True),
+    ("transposed -> transposed", True, True),
+]
+
 
 def two_gpus_rank(rank: int) -> None:
     """Part 3 on one of two processes: the cases of `dist_bench`'s two-GPU table."""
@@ -47,12 +55,8 @@ def two_gpus_rank(rank: int) -> None:
         return out[len(out) // 2]
 
     rows = []
-    for name, sf, df in [
-        ("send row-major -> row-major", False, False),
-        ("send transposed -> row-major", True, False),
-        ("send row-major -> transposed", False, True),
-        ("send transposed -> transposed", True, True),
-    ]:
+    for layouts, sf, df in SEND_LAYOUTS:
+        name = f"send {layouts}"
         src = a.t() if sf else a
         dst = b.t() if df else b
 
@@ -108,12 +112,7 @@ os.environ.setdefault("MASTER_PORT", "29533")
 dist.init_process_group("nccl", rank=0, world_size=1, device_id=torch.device("cuda", 0))
 n = 8192
 base = torch.randn(n, n, device=dev)
-for name, sf, df in [
-    ("row-major -> row-major", False, False),
-    ("transposed -> row-major", True, False),
-    ("row-major -> transposed", False, True),
-    ("transposed -> transposed", True, True),
-]:
+for name, sf, df in SEND_LAYOUTS:
     src = base.t() if sf else base
     dst = torch.empty(n, n, device=dev).t() if df else torch.empty(n, n, device=dev)
     wire = torch.empty(n * n, device=dev)

@@ -48,6 +48,24 @@ fn filled(mr: &DeviceMemoryResource, bytes: usize, s: &Arc<CudaStream>) -> R<str
 }
 
 /// Waits for `s`.
+/// Milliseconds of `step` from a barrier of every rank to this rank's stream done, for 10
+/// runs after 2 warm-up runs.
+fn timed_runs(s: &CudaStream, barrier: &Barrier, mut step: impl FnMut() -> R<()>) -> R<Vec<f64>> {
+    let mut out = vec![];
+    for rep in 0..12 {
+        sync(s)?;
+        barrier.wait();
+        let t0 = Instant::now();
+        step()?;
+        sync(s)?;
+        barrier.wait();
+        if rep >= 2 {
+            out.push(t0.elapsed().as_secs_f64() * 1e3);
+        }
+    }
+    Ok(out)
+}
+
 fn sync(s: &CudaStream) -> R<()> {
     s.synchronize().map_err(|e| stridekit::Error::Invalid {
         op: "dist_bench",
@@ -157,33 +175,13 @@ fn main() -> R<()> {
                         let mut b = mr.allocate(dl.required_size_in_bytes()?, &s)?;
                         let src = StridedMemoryView::from_buffer(&a, sl, None)?;
                         let mut dst = StridedMemoryViewMut::from_buffer_mut(&mut b, dl, None)?;
-                        let mut whole = vec![];
-                        for rep in 0..12 {
-                            sync(&s)?;
-                            barrier.wait();
-                            let t0 = Instant::now();
-                            dist::redistribute(&c, &shape, &from, &to, &src, &mut dst, &s)?;
-                            sync(&s)?;
-                            barrier.wait();
-                            if rep >= 2 {
-                                whole.push(t0.elapsed().as_secs_f64() * 1e3);
-                            }
-                        }
+                        let whole = timed_runs(&s, barrier, || {
+                            dist::redistribute(&c, &shape, &from, &to, &src, &mut dst, &s)
+                        })?;
                         let checked =
                             dist::redistribute_batch(&c, &shape, &from, &to, &src, &mut dst)?
                                 .check(&s)?;
-                        let mut moved = vec![];
-                        for rep in 0..12 {
-                            sync(&s)?;
-                            barrier.wait();
-                            let t0 = Instant::now();
-                            checked.run(&s)?;
-                            sync(&s)?;
-                            barrier.wait();
-                            if rep >= 2 {
-                                moved.push(t0.elapsed().as_secs_f64() * 1e3);
-                            }
-                        }
+                        let moved = timed_runs(&s, barrier, || checked.run(&s))?;
                         Ok((whole, moved))
                     })
                 })
@@ -246,7 +244,6 @@ fn two_gpus() -> R<()> {
                     let mut b = mr.allocate(bytes, &s)?;
                     let mut medians = vec![];
                     for (_, case) in cases.iter() {
-                        let mut ms = vec![];
                         let shape = [side, side];
                         let (from, to) = (Split::new(0, 2)?, Split::new(1, 2)?);
                         let (sl, dl) = match case {
@@ -280,17 +277,7 @@ fn two_gpus() -> R<()> {
                             }
                         };
                         let checked = g.check(&s)?;
-                        for rep in 0..12 {
-                            sync(&s)?;
-                            barrier.wait();
-                            let t0 = Instant::now();
-                            checked.run(&s)?;
-                            sync(&s)?;
-                            barrier.wait();
-                            if rep >= 2 {
-                                ms.push(t0.elapsed().as_secs_f64() * 1e3);
-                            }
-                        }
+                        let mut ms = timed_runs(&s, barrier, || checked.run(&s))?;
                         ms.sort_by(f64::total_cmp);
                         medians.push(ms[ms.len() / 2]);
                     }

@@ -11,10 +11,10 @@ use stridekit_layout::CopyPlan;
 
 /// Whether a transpose of `itemsize`-byte elements in `word`-byte words runs the word
 /// transpose: 1- and 2-byte elements that no wider word keeps aligned on both sides.
-/// Measured in one call of the kernel lab (BENCHMARKS.md): 4097 x 3001 bytes 0.41 of the
-/// roofline against 0.32 (the earlier packed kernel) and 0.29 (element tiles); halfwords
-/// 0.53 against 0.52 (element tiles), 0.67 against 0.58 with starts 2 and 6 bytes in.
-/// Where 4-byte words stay aligned, the 32 x 32 word tiles are faster.
+/// Measured with the kernel lab (BENCHMARKS.md), sector-exact: 5000 x 7001 bytes 0.55 of
+/// the roofline against 0.32 (element tiles); a transposed `[1:, 1:]` slice into a dense
+/// array 0.90 (bytes) and 0.92 (halfwords) against 0.34 and 0.59; 4097 x 3001 halfwords
+/// 0.60 against 0.52. Where 4-byte words stay aligned, the 32 x 32 word tiles are faster.
 pub(super) fn takes(itemsize: usize, word: usize) -> bool {
     matches!(itemsize, 1 | 2) && word == itemsize
 }
