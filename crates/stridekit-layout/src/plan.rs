@@ -249,6 +249,81 @@ impl CopyPlan {
         (deinterleave || interleave).then_some((a, l))
     }
 
+    /// Whether the channel transpose over `(a, l)` ([`CopyPlan::channel_transpose_axes`])
+    /// deinterleaves (pixels in, planes out: `a` holds the channels) rather than
+    /// interleaves (planes in, pixels out: `l` holds them).
+    pub fn channel_deinterleaves(&self, (a, l): (usize, usize)) -> bool {
+        let isz = self.itemsize as i64;
+        self.shape[a] <= 16 && self.src_strides[l].saturating_mul(isz) <= 8
+    }
+
+    /// Whether the channel transpose over `(a, l)` can move its pixels in whole groups of
+    /// 16 bytes per plane, regrouped in registers: 2 to 4 channels, the interleaved side's
+    /// pixels dense (their stride is the channel count), and every plane and every batch's
+    /// interleaved run starting at a multiple of 16 bytes, given the two base addresses
+    /// (both first elements, the plane stride and every batch axis's stride on both sides
+    /// are multiples of 16 bytes).
+    ///
+    /// ```
+    /// use stridekit_layout::{CopyPlan, Order, StridedLayout};
+    /// // NHWC -> NCHW, bytes: (2, 32, 32, 3) -> (2, 3, 32, 32).
+    /// let src = StridedLayout::dense(&[2, 32, 32, 3], 1, Order::C)?.permuted(&[0, 3, 1, 2])?;
+    /// let dst = StridedLayout::dense(&[2, 3, 32, 32], 1, Order::C)?;
+    /// let plan = CopyPlan::new(&dst, &src)?;
+    /// let axes = plan.channel_transpose_axes().unwrap();
+    /// assert!(plan.channel_deinterleaves(axes));
+    /// assert!(plan.channel_groups_aligned(axes, 1 << 20, 1 << 20));
+    /// // A source that starts one byte in: the groups are not aligned.
+    /// assert!(!plan.channel_groups_aligned(axes, 1 << 20, (1 << 20) + 1));
+    /// # Ok::<(), stridekit_layout::LayoutError>(())
+    /// ```
+    pub fn channel_groups_aligned(
+        &self,
+        (a, l): (usize, usize),
+        dst_ptr: u64,
+        src_ptr: u64,
+    ) -> bool {
+        let n = self.ndim();
+        if !matches!(self.itemsize, 1 | 2) || a >= n || l >= n || a == l || self.volume == 0 {
+            return false;
+        }
+        if self.src_strides[a] != 1 || self.dst_strides[l] != 1 {
+            return false;
+        }
+        let isz = self.itemsize as i64;
+        let bytes16 = |x: i64| x.checked_mul(isz).is_some_and(|b| b % 16 == 0);
+        let split = self.channel_deinterleaves((a, l));
+        let (ch, inter_stride, plane_stride, planar_unit) = if split {
+            (
+                self.shape[a],
+                self.src_strides[l],
+                self.dst_strides[a],
+                self.dst_strides[l],
+            )
+        } else {
+            (
+                self.shape[l],
+                self.dst_strides[a],
+                self.src_strides[l],
+                self.src_strides[a],
+            )
+        };
+        let first = |ptr: u64, offset: i64| {
+            offset
+                .checked_mul(isz)
+                .is_some_and(|o| ptr.wrapping_add_signed(o).is_multiple_of(16))
+        };
+        (2..=4).contains(&ch)
+            && inter_stride == ch
+            && planar_unit == 1
+            && bytes16(plane_stride)
+            && first(src_ptr, self.src_offset)
+            && first(dst_ptr, self.dst_offset)
+            && (0..n)
+                .filter(|&k| k != a && k != l)
+                .all(|k| bytes16(self.src_strides[k]) && bytes16(self.dst_strides[k]))
+    }
+
     /// The axes `(a, l)` of a batch of small matrices transposed, for 1- and 2-byte
     /// elements: `(B, NL, NA) -> (B, NA, NL)` with both sides dense (each batch one run of
     /// bytes), `a` the source's unit-stride axis and `l` the destination's, each of 2 to

@@ -369,3 +369,59 @@ fn shared_memory_slots_keep_words_together_and_aligned() {
         }
     }
 }
+
+/// The channel transpose's axes and whether its pixels move in aligned 16-byte groups,
+/// for `src` copied into `dst` with both first elements at `dst_ptr` and `src_ptr`.
+fn groups_aligned(dst: &StridedLayout, src: &StridedLayout, dst_ptr: u64, src_ptr: u64) -> bool {
+    let plan = CopyPlan::new(dst, src).unwrap();
+    let Some(axes) = plan.channel_transpose_axes() else {
+        panic!("not a channel layout: {src} -> {dst}: {plan:?}");
+    };
+    plan.channel_groups_aligned(axes, dst_ptr, src_ptr)
+}
+
+#[test]
+fn channel_groups_are_aligned_only_where_every_plane_and_batch_starts_on_16_bytes() {
+    let c = |shape: &[i64], isz: usize| StridedLayout::dense(shape, isz, Order::C).unwrap();
+    const P: u64 = 1 << 20;
+    for isz in [1usize, 2] {
+        for ch in [2i64, 3, 4] {
+            // NHWC -> NCHW and back, 96 x 96 pixels (planes of 9216 bytes or 18 KiB).
+            let nhwc = c(&[5, 96, 96, ch], isz).permuted(&[0, 3, 1, 2]).unwrap();
+            let nchw = c(&[5, ch, 96, 96], isz);
+            assert!(
+                groups_aligned(&nchw, &nhwc, P, P),
+                "split C={ch} u{}",
+                8 * isz
+            );
+            let to_nhwc = c(&[5, 96, 96, ch], isz).permuted(&[0, 3, 1, 2]).unwrap();
+            assert!(groups_aligned(&to_nhwc, &nchw, P, P), "merge C={ch}");
+            // Either first element off a 16-byte boundary.
+            assert!(!groups_aligned(&nchw, &nhwc, P, P + isz as u64));
+            assert!(!groups_aligned(&nchw, &nhwc, P + 8, P));
+            // Planes of 300 pixels: a plane stride that is no multiple of 16 bytes ...
+            let rows = c(&[300, ch], isz).permuted(&[1, 0]).unwrap();
+            assert!(!groups_aligned(&c(&[ch, 300], isz), &rows, P, P));
+            // ... unless the planes are padded to one.
+            let padded = c(&[ch, 320], isz)
+                .sliced(stridekit_layout::s![.., 0..300])
+                .unwrap();
+            assert!(groups_aligned(&padded, &rows, P, P));
+        }
+        // Five channels, and pixels with a gap (RGBA read as RGB planes): other kernels.
+        let five = c(&[4096, 5], isz).permuted(&[1, 0]).unwrap();
+        assert!(!groups_aligned(&five, &c(&[5, 4096], isz), P, P));
+        let rgba = c(&[4096, 4], isz)
+            .sliced(stridekit_layout::s![.., 0..3])
+            .unwrap()
+            .permuted(&[1, 0])
+            .unwrap();
+        assert!(!groups_aligned(&c(&[3, 4096], isz), &rgba, P, P));
+    }
+    // A batch stride that is no multiple of 16 bytes: (B, 1000, 3) bytes with 3000-byte batches.
+    let odd = c(&[4, 1000, 3], 1).permuted(&[0, 2, 1]).unwrap();
+    let planes = c(&[4, 3, 1024], 1)
+        .sliced(stridekit_layout::s![.., .., 0..1000])
+        .unwrap();
+    assert!(!groups_aligned(&planes, &odd, P, P));
+}

@@ -517,6 +517,87 @@ fn channel_transposes_are_exact_at_every_start_alignment() {
     x.assert_all("channel transposes");
 }
 
+/// Channel layouts whose every plane and batch starts on 16 bytes: `batches` batches of
+/// `pixels` pixels of `ch` channels, `(interleaved, planar)`; the planes padded to a
+/// multiple of 16 bytes (plus one more 16-byte chunk), the interleaved batches to 16 bytes
+/// past a multiple of 16, both first elements `skip` 16-byte chunks into their parents.
+fn grouped_case(
+    isz: usize,
+    ch: i64,
+    pixels: i64,
+    batches: i64,
+    skip: i64,
+) -> (StridedLayout, StridedLayout) {
+    let g = 16 / isz as i64;
+    let pad = (pixels + g - 1) / g * g + g;
+    let inter = c(&[batches + 1, pad, ch], isz)
+        .sliced(s![1.., 0..pixels, ..])
+        .unwrap();
+    let planar = c(&[batches + 1, ch, pad], isz)
+        .sliced(s![1.., .., 0..pixels])
+        .unwrap();
+    let (inter, planar) = if skip == 0 {
+        (inter, planar)
+    } else {
+        // Both views shifted `skip` chunks (`skip * g` elements) into a larger parent.
+        let shift = |l: StridedLayout| {
+            let off = l.slice_offset() + skip * g;
+            StridedLayout::with_offset(l.shape(), l.strides(), isz, off).unwrap()
+        };
+        (shift(inter), shift(planar))
+    };
+    (inter.permuted(&[0, 2, 1]).unwrap(), planar)
+}
+
+#[test]
+fn channel_layouts_on_16_bytes_take_the_group_kernel() {
+    for isz in [1usize, 2] {
+        for ch in [2i64, 3, 4] {
+            for (pixels, batches) in [(256 / isz as i64, 1i64), (1000, 3), (9216, 2)] {
+                let (inter, planar) = grouped_case(isz, ch, pixels, batches, 1);
+                for (src, dst) in [(&inter, &planar), (&planar, &inter)] {
+                    let plan = CopyPlan::new(dst, src).unwrap();
+                    let steps = plan.schedule(1 << 20, 1 << 20);
+                    assert_eq!(kind(&steps[0]), "channels", "{src} -> {dst}: {steps:?}");
+                    let axes = plan.channel_transpose_axes().unwrap();
+                    assert!(
+                        plan.channel_groups_aligned(axes, 1 << 20, 1 << 20),
+                        "{src} -> {dst}"
+                    );
+                }
+            }
+        }
+    }
+}
+
+#[test]
+#[ignore = "needs a CUDA device"]
+fn channel_transposes_in_aligned_groups_are_exact() {
+    // Both directions, 2 to 4 channels: pixel counts with a partial last group, a partial
+    // last warp, one short batch (one warp a block) and whole blocks; padded planes and
+    // batches; first elements on and one chunk past the parents' starts.
+    let mut x = Exact::new();
+    for isz in [1usize, 2] {
+        for ch in [2i64, 3, 4] {
+            for (pixels, batches) in [
+                (256 / isz as i64, 1i64),
+                (300, 3),
+                (1000, 2),
+                (4096 + 8, 1),
+                (9216, 3),
+                (16 * 32 * 3 + 5, 2),
+            ] {
+                for skip in [0i64, 1] {
+                    let (inter, planar) = grouped_case(isz, ch, pixels, batches, skip);
+                    x.check(&inter, &planar);
+                    x.check(&planar, &inter);
+                }
+            }
+        }
+    }
+    x.assert_all("channel transposes in aligned groups");
+}
+
 #[test]
 fn reversed_channels_are_scheduled_as_such() {
     for isz in [1usize, 2] {

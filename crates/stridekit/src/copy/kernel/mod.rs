@@ -11,7 +11,7 @@
 //! | `SmallMatrices` | `small_matrices.cu`: whole matrices a tile, one run in and out, compile-time extents |
 //! | `ReversedChannels` | `channel_reverse.cu`: pixels in and out as runs of aligned chunks, channels reversed in registers |
 //! | `Rows` | `channel_reverse.cu` with one channel of bytes: each row in and out as runs of aligned chunks, realigned in shared memory |
-//! | `Channels` | `channel_transpose.cu` (deinterleaving: pixels in, planes out) and `channel_interleave.cu` (planes in, pixels out), over the aligned-chunk runs of `channel_runs.cu` |
+//! | `Channels` | 2 to 4 channels whose planes and batches all start on 16 bytes: `channel_words.cu` (16 bytes of every plane a thread, regrouped in registers, no block barrier); others: `channel_transpose.cu` (deinterleaving: pixels in, planes out) and `channel_interleave.cu` (planes in, pixels out), over the aligned-chunk runs of `channel_runs.cu` |
 
 mod generic;
 mod params;
@@ -61,6 +61,9 @@ enum Variant {
     Channels { ndim: usize, ch: usize, sl: usize },
     /// An interleaving transpose of `ch` channels.
     Interleave { ndim: usize, ch: usize },
+    /// A channel transpose of `ch` (2 to 4) channels in aligned 16-byte groups:
+    /// deinterleaving when `split`, else interleaving.
+    ChannelWords { ndim: usize, ch: usize, split: bool },
     /// `ch` channels reversed within each pixel.
     Reverse { ndim: usize, ch: usize },
     /// Small `nl x na` matrices transposed into `na x nl` ones.
@@ -78,6 +81,9 @@ impl Variant {
             Variant::Word { ndim } => ("word_transpose", [itemsize, ndim, 0, 0]),
             Variant::Channels { ndim, ch, sl } => ("channel_transpose", [itemsize, ndim, ch, sl]),
             Variant::Interleave { ndim, ch } => ("channel_interleave", [itemsize, ndim, ch, 0]),
+            Variant::ChannelWords { ndim, ch, split } => {
+                ("channel_words", [itemsize, ndim, ch, split as usize])
+            }
             Variant::Reverse { ndim, ch } => ("channel_reverse", [itemsize, ndim, ch, 0]),
             Variant::SmallMatrices { na, nl } => ("small_matrices", [itemsize, na, nl, 0]),
             Variant::Tiled { read, write } => ("tile_copy", [itemsize, read, write, 0]),
@@ -181,6 +187,15 @@ fn kernel_source(itemsize: usize, variant: Variant) -> Result<(String, &'static 
             ),
             CHANNEL_INTERLEAVE,
             "channel_interleave",
+        ),
+        Variant::ChannelWords { ndim, ch, split } => (
+            format!(
+                "#define NDIM {ndim}\n#define PMAX {}\n#define EB {itemsize}\n#define CH {ch}\n#define SPLIT {}\n",
+                params::pmax(ndim),
+                split as usize
+            ),
+            include_str!("../kernels/channel_words.cu"),
+            "channel_words",
         ),
         Variant::Reverse { ndim, ch } => (
             format!(
@@ -470,6 +485,13 @@ mod tests {
             }
             variants.push((1, Variant::Reverse { ndim: 2, ch: 1 }));
             variants.push((1, Variant::Reverse { ndim: 9, ch: 1 }));
+            for ch in 2..=4 {
+                for split in [false, true] {
+                    for ndim in [2usize, 3, 9] {
+                        variants.push((isz, Variant::ChannelWords { ndim, ch, split }));
+                    }
+                }
+            }
             for ch in 2..=16 {
                 variants.push((isz, Variant::Interleave { ndim: 3, ch }));
                 variants.push((isz, Variant::Reverse { ndim: 3, ch }));

@@ -91,14 +91,29 @@ pub(super) fn channels(
 ) -> Result<bool> {
     let ndim = plan.ndim().max(1);
     let isz = plan.itemsize as u64;
-    // Deinterleaving when the source's unit-stride axis holds the channels.
-    let deinterleave = plan.shape[a] <= 16 && plan.src_strides[l] * (isz as i64) <= 8;
+    let deinterleave = plan.channel_deinterleaves((a, l));
     let (ch, pixels) = if deinterleave {
         (plan.shape[a] as u64, plan.shape[l] as u64)
     } else {
         (plan.shape[l] as u64, plan.shape[a] as u64)
     };
     let batches = plan.volume as u64 / (ch * pixels);
+    if plan.channel_groups_aligned((a, l), dst, src) {
+        let words = Variant::ChannelWords {
+            ndim,
+            ch: ch as usize,
+            split: deinterleave,
+        };
+        let group = (words, (a, l), (pixels, batches));
+        let launched = if pmax(ndim) == SMALLD {
+            launch_groups::<SMALLD>(plan, group, (dst, src), src_bounds, stream)?
+        } else {
+            launch_groups::<MAXD>(plan, group, (dst, src), src_bounds, stream)?
+        };
+        if launched {
+            return Ok(true);
+        }
+    }
     let count = pixels.div_ceil(channel_run(ch) / isz).checked_mul(batches);
     let variant = if deinterleave {
         Variant::Channels {
@@ -119,6 +134,49 @@ pub(super) fn channels(
         batches,
     };
     launch_tiles(plan, t, (dst, src), src_bounds, stream)
+}
+
+/// Threads a block of the aligned-group channel kernel, `channel_words.cu` (its
+/// `CW_THREADS`, the size of its staging slices).
+const GROUP_THREADS: u64 = 256;
+/// Blocks a grid's y and z dimensions hold each.
+const GRID_YZ: u64 = 65535;
+
+/// Launches the aligned-group channel kernel: a thread per 16-byte group of every plane,
+/// a row of blocks per batch. `Ok(false)`: the grid cannot hold the batches.
+fn launch_groups<const D: usize>(
+    plan: &CopyPlan,
+    (variant, axes, (pixels, batches)): (Variant, (usize, usize), (u64, u64)),
+    (dst, src): (u64, u64),
+    (lo, hi): (u64, u64),
+    stream: &Arc<CudaStream>,
+) -> Result<bool> {
+    let groups = pixels.div_ceil(16 / plan.itemsize as u64);
+    // Short batches take as few whole warps as their groups need.
+    let threads = groups.next_multiple_of(32).clamp(32, GROUP_THREADS);
+    let y = batches.clamp(1, GRID_YZ);
+    let (x, z) = (groups.div_ceil(threads), batches.div_ceil(y));
+    let (Ok(x), Ok(y), Ok(z)) = (u32::try_from(x), u32::try_from(y), u32::try_from(z)) else {
+        return Ok(false);
+    };
+    if x > i32::MAX as u32 || u64::from(z) > GRID_YZ {
+        return Ok(false);
+    }
+    let cfg = LaunchConfig {
+        grid_dim: (x, y, z),
+        block_dim: (threads as u32, 1, 1),
+        shared_mem_bytes: 0,
+    };
+    let f = function(stream, plan.itemsize, variant)?;
+    let args = AxesArgs::<D>::new(plan, axes, batches, (dst, src), Some((lo, hi)));
+    // SAFETY: `channel_words` takes (const unsigned char*, unsigned char*, Params, int, int,
+    // long long, unsigned long long, unsigned long long), as `args` holds them; each
+    // thread reads and writes exactly the elements of its 16-byte groups (dense pixels,
+    // every group aligned: `CopyPlan::channel_groups_aligned`), inside memory the callers'
+    // views validated, and a batch's last partial group element by element; blocks past
+    // the last batch return at once.
+    unsafe { args.launch(stream, &f, cfg) }?;
+    Ok(true)
 }
 
 /// Channels reversed within each pixel, over the axes
