@@ -1,4 +1,4 @@
-// Generated list of the lab's kernel instantiations (see channel_lab.cu).
+// Written by channel_lab_variants.py: the kernel instantiations of channel_lab.cu.
 #define CW_NAME cw_e_1_1_2
 #define ELEM unsigned char
 #define EB 1

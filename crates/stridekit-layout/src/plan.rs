@@ -324,12 +324,12 @@ impl CopyPlan {
                 .all(|k| bytes16(self.src_strides[k]) && bytes16(self.dst_strides[k]))
     }
 
-    /// The axes `(a, l)` of a batch of small matrices transposed, for 1- and 2-byte
+    /// The axes `(a, l)` of a batch of small matrices transposed, for 1-, 2- and 4-byte
     /// elements: `(B, NL, NA) -> (B, NA, NL)` with both sides dense (each batch one run of
     /// bytes), `a` the source's unit-stride axis and `l` the destination's, each of 2 to
-    /// 64 elements, a matrix at most 8 KiB, and `l` a whole number of 4-byte words.
-    /// (4-byte elements measured no faster this way than in multi-axis tiles: 16 x 16
-    /// f32 matrices 0.72 against 0.75 of the roofline.)
+    /// 64 elements, and `l` a whole number of 4-byte words; a matrix of 1- or 2-byte
+    /// elements at most 8 KiB (tiles of whole matrices), of 4-byte ones at most 512
+    /// elements (a warp's run of whole matrices).
     ///
     /// ```
     /// use stridekit_layout::{CopyPlan, Order, StridedLayout};
@@ -342,11 +342,16 @@ impl CopyPlan {
     /// ```
     pub fn small_matrix_axes(&self) -> Option<(usize, usize)> {
         let n = self.ndim();
-        if !matches!(self.itemsize, 1 | 2) || !(2..=3).contains(&n) || self.volume == 0 {
+        if !matches!(self.itemsize, 1 | 2 | 4) || !(2..=3).contains(&n) || self.volume == 0 {
             return None;
         }
         let (a, l) = (n - 2, n - 1);
         let (na, nl) = (self.shape[a], self.shape[l]);
+        let fits = if self.itemsize == 4 {
+            na * nl <= 512
+        } else {
+            na * nl * self.itemsize as i64 <= 8192
+        };
         let isz = self.itemsize as i64;
         let small = |e: i64| (2..=64).contains(&e);
         let dense_batches =
@@ -354,7 +359,7 @@ impl CopyPlan {
         let ok = small(na)
             && small(nl)
             && (nl * isz) % 4 == 0
-            && na * nl * isz <= 8192
+            && fits
             && self.src_strides[a] == 1
             && self.src_strides[l] == na
             && self.dst_strides[l] == 1

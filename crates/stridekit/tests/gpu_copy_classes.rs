@@ -697,6 +697,9 @@ fn small_matrix_batches_are_scheduled_as_such() {
         (1usize, 8192i64, 16i64, 48i64),
         (2, 1000, 32, 8),
         (2, 777, 16, 16),
+        (4, 999, 16, 16),
+        (4, 50, 8, 64),
+        (4, 3, 2, 2),
     ] {
         let src = c(&[b, m, n], isz).permuted(&[0, 2, 1]).unwrap();
         let dst = c(&[b, n, m], isz);
@@ -714,7 +717,17 @@ fn small_matrix_batches_are_exact_at_every_start_alignment() {
     for isz in [1usize, 2, 4] {
         // Matrices of (m, n): rows of the destination a whole number of 4-byte words;
         // batches that do not fill the last tile; starts at every element offset.
-        for (m, n) in [(16i64, 48i64), (48, 16), (8, 32), (3, 4), (64, 64), (5, 12)] {
+        for (m, n) in [
+            (16i64, 48i64),
+            (48, 16),
+            (8, 32),
+            (3, 4),
+            (64, 64),
+            (5, 12),
+            (16, 16),
+            (64, 8),
+            (2, 7),
+        ] {
             if (m * isz as i64) % 4 != 0 {
                 continue;
             }
@@ -726,5 +739,8 @@ fn small_matrix_batches_are_exact_at_every_start_alignment() {
             }
         }
     }
+    // More runs of 4-byte matrices than the grid has warps: each warp takes several.
+    let src = c(&[20001, 16, 16], 4).permuted(&[0, 2, 1]).unwrap();
+    x.check(&src, &c(&[20001, 16, 16], 4));
     x.assert_all("small-matrix batches");
 }

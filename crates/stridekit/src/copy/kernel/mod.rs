@@ -8,7 +8,7 @@
 //! | `Elementwise` | `strided_copy.cu`: one thread per element, several loads in flight |
 //! | `Transpose` | `tiled_transpose.cu`, 32 x 32 word tiles over two axes; 1- and 2-byte elements that no 4-byte word keeps aligned: `word_transpose.cu` (aligned 4-byte words at any start, realigned with funnel shifts across lanes, blocks transposed in registers) |
 //! | `Tiled` | `tile_copy.cu`: tiles over several axes, tables in shared memory, words |
-//! | `SmallMatrices` | `small_matrices.cu`: whole matrices a tile, one run in and out, compile-time extents |
+//! | `SmallMatrices` | 1- and 2-byte elements: `small_matrices.cu`, whole matrices a tile, one run in and out, compile-time extents; 4-byte ones: `small_words.cu`, a warp per run of whole matrices in its own slice of shared memory, no block barrier |
 //! | `ReversedChannels` | `channel_reverse.cu`: pixels in and out as runs of aligned chunks, channels reversed in registers |
 //! | `Rows` | `channel_reverse.cu` with one channel of bytes: each row in and out as runs of aligned chunks, realigned in shared memory |
 //! | `Channels` | 2 to 4 channels whose planes and batches all start on 16 bytes: `channel_words.cu` (16 bytes of every plane a thread, regrouped in registers, no block barrier); others: `channel_transpose.cu` (deinterleaving: pixels in, planes out) and `channel_interleave.cu` (planes in, pixels out), over the aligned-chunk runs of `channel_runs.cu` |
@@ -68,6 +68,8 @@ enum Variant {
     Reverse { ndim: usize, ch: usize },
     /// Small `nl x na` matrices transposed into `na x nl` ones.
     SmallMatrices { na: usize, nl: usize },
+    /// Small `nl x na` matrices of 4-byte elements transposed, a warp per run of them.
+    SmallWords { na: usize, nl: usize },
     /// Tiles over several axes; bytes per read and per written word.
     Tiled { read: usize, write: usize },
 }
@@ -86,6 +88,7 @@ impl Variant {
             }
             Variant::Reverse { ndim, ch } => ("channel_reverse", [itemsize, ndim, ch, 0]),
             Variant::SmallMatrices { na, nl } => ("small_matrices", [itemsize, na, nl, 0]),
+            Variant::SmallWords { na, nl } => ("small_words", [itemsize, na, nl, 0]),
             Variant::Tiled { read, write } => ("tile_copy", [itemsize, read, write, 0]),
         }
     }
@@ -209,6 +212,11 @@ fn kernel_source(itemsize: usize, variant: Variant) -> Result<(String, &'static 
             format!("#define NDIM 3\n#define PMAX 8\n#define EB {itemsize}\n#define NA {na}\n#define NL {nl}\n"),
             SMALL_MATRICES,
             "small_matrices",
+        ),
+        Variant::SmallWords { na, nl } => (
+            format!("#define NDIM 3\n#define PMAX 8\n#define NA {na}\n#define NL {nl}\n"),
+            include_str!("../kernels/small_words.cu"),
+            "small_words",
         ),
         Variant::Tiled { read, write } => (
             format!(
@@ -506,7 +514,9 @@ mod tests {
                 (2, 4),
                 (3, 8),
             ] {
-                if na * nl * isz <= 8192 {
+                if isz == 4 && na * nl <= 512 {
+                    variants.push((isz, Variant::SmallWords { na, nl }));
+                } else if isz < 4 && na * nl * isz <= 8192 {
                     variants.push((isz, Variant::SmallMatrices { na, nl }));
                 }
             }

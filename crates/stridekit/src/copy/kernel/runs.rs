@@ -231,7 +231,8 @@ pub(super) fn rows(
 }
 
 /// A batch of small matrices transposed, over the axes [`CopyPlan::small_matrix_axes`]
-/// chose: whole matrices a tile (8 KiB).
+/// chose: whole matrices a tile (8 KiB) for 1- and 2-byte elements, a warp's run of
+/// whole matrices (512 elements) for 4-byte ones.
 pub(super) fn small_matrices(
     plan: &CopyPlan,
     (a, l): (usize, usize),
@@ -243,13 +244,20 @@ pub(super) fn small_matrices(
     let isz = plan.itemsize as u64;
     let (na, nl) = (plan.shape[a] as u64, plan.shape[l] as u64);
     let batches = plan.volume as u64 / (na * nl);
-    let per_tile = (8192 / (na * nl * isz)).max(1);
+    let (na_, nl_) = (na as usize, nl as usize);
+    // 4-byte elements: a warp per run of whole matrices (512 elements), 8 warps a block.
+    let (variant, count) = if isz == 4 {
+        let per_run = (512 / (na * nl)).max(1);
+        let runs = batches.div_ceil(per_run);
+        (Variant::SmallWords { na: na_, nl: nl_ }, runs.div_ceil(8))
+    } else {
+        let per_tile = (8192 / (na * nl * isz)).max(1);
+        let v = Variant::SmallMatrices { na: na_, nl: nl_ };
+        (v, batches.div_ceil(per_tile))
+    };
     let t = Tiles {
-        variant: Variant::SmallMatrices {
-            na: na as usize,
-            nl: nl as usize,
-        },
-        count: Some(batches.div_ceil(per_tile)),
+        variant,
+        count: Some(count),
         axes: (a, l),
         batches,
     };
