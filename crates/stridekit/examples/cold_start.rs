@@ -153,5 +153,28 @@ fn main() -> R<()> {
         .map_err(err)
     })?;
     println!("driver floor, same run: cuMemcpyAsync 4 KiB {memcpy_us:.2} µs, cuLaunchKernel (empty kernel, via cudarc) {launch_us:.2} µs");
+    // The other calls a small copy makes, each alone: the capture query, the event that
+    // records the copy on both views' memory, and the plan with its schedule.
+    let capture_us = host_us(&mut || {
+        let mut status =
+            stridekit::cudarc::driver::sys::CUstreamCaptureStatus::CU_STREAM_CAPTURE_STATUS_NONE;
+        // SAFETY: a live stream of the current context; `status` is written only.
+        unsafe {
+            stridekit::cudarc::driver::sys::cuStreamIsCapturing(stream.cu_stream(), &mut status)
+        }
+        .result()
+        .map_err(err)
+    })?;
+    let event = stream.context().new_event(None).map_err(err)?;
+    let record_us = host_us(&mut || event.record(&stream).map_err(err))?;
+    let (sl, dl) = (&small[0].1, &small[0].2);
+    let plan_us = host_us(&mut || {
+        let plan = stridekit::CopyPlan::new(dl, sl)?;
+        std::hint::black_box(plan.schedule(pb, pa));
+        Ok(())
+    })?;
+    println!(
+        "the other calls of a small copy, each alone: cuStreamIsCapturing {capture_us:.2} µs, cuEventRecord (via cudarc) {record_us:.2} µs, plan and schedule {plan_us:.2} µs"
+    );
     Ok(())
 }

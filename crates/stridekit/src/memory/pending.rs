@@ -388,6 +388,25 @@ mod tests {
     }
 
     #[test]
+    fn a_poisoned_record_is_not_idle_and_its_wait_reports_the_poison() {
+        let p = PendingWork::default();
+        // A thread that panics while holding the record's lock poisons it.
+        let poisoned = std::thread::scope(|s| {
+            s.spawn(|| {
+                let _held = p.uses.lock().unwrap();
+                panic!("poisoning the record on purpose");
+            })
+            .join()
+        });
+        assert!(poisoned.is_err());
+        // Not idle, so a release takes the waiting path, which reports the poison
+        // instead of skipping a wait it cannot prove unnecessary.
+        assert!(!p.is_idle());
+        let e = p.wait_host("test").unwrap_err();
+        assert!(e.to_string().contains("test"), "{e}");
+    }
+
+    #[test]
     fn two_readers_that_begin_together_are_both_kept() {
         // The lost reader: both check before either records.
         let mut u = Uses::default();

@@ -185,7 +185,9 @@ extern "C" __global__ void __launch_bounds__(256, WT_MINB) word_transpose(
     const unsigned char* __restrict__ src, unsigned char* __restrict__ dst, const Params p,
     int a, int l, long long batches, unsigned long long lo, unsigned long long hi) {
     __shared__ __align__(16) unsigned int tout[WT_TA * 32];
+#if WT_BEFORE
     __shared__ unsigned int tex[WT_TA];  // each out row's word of the K rows before the tile
+#endif
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
     const int k = lane & 7;                // this thread's chunk of a row
     const int g = warp * 4 + (lane >> 3);  // its group: rows g K .. g K + K - 1
@@ -229,6 +231,7 @@ extern "C" __global__ void __launch_bounds__(256, WT_MINB) word_transpose(
 #pragma unroll
             for (int jj = 0; jj < K; ++jj) tout[wt_slot(K * (4 * k + q) + jj, g)] = u[jj];
         }
+#if WT_BEFORE
         if (before && warp == 0) {
             // The K rows before the tile (every lane group of the warp reads them; the
             // first eight lanes keep them).
@@ -247,6 +250,7 @@ extern "C" __global__ void __launch_bounds__(256, WT_MINB) word_transpose(
                 }
             }
         }
+#endif
         __syncthreads();
         // 3. Store: out row arow (element T.a0 + arow along a) has T.rows elements in 32
         // words.
@@ -285,7 +289,9 @@ extern "C" __global__ void __launch_bounds__(256, WT_MINB) word_transpose(
                     unsigned char* D = dst + (T.d + (T.a0 + arow) * da + T.l0) * EB;
                     const int dsh = (int)(reinterpret_cast<unsigned long long>(D) & 3);
                     const int from = (!WT_BEFORE || T.l0 == 0) ? 0 : -dsh, to = last ? lbytes : 128 - dsh;
-                    if (WT_BEFORE && lane == 0 && dsh != 0 && T.l0 > 0) prev = tex[arow];
+#if WT_BEFORE
+                    if (lane == 0 && dsh != 0 && T.l0 > 0) prev = tex[arow];
+#endif
                     unsigned char* w = D - dsh + 4 * lane;
                     const unsigned int y = dsh == 0 ? o : __funnelshift_r(prev, o, 8 * (4 - dsh));
                     wt_store(w, 4 * lane - dsh, from, to, y);
