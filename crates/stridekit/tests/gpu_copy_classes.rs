@@ -506,6 +506,14 @@ fn channel_transposes_are_exact_at_every_start_alignment() {
                 x.check(&at_offset(isz, s, &[ch, pixels]), &inter_dst);
             }
         }
+        // Every start of either side, 0 to 15 bytes in (three channels, a partial tile).
+        for s in 0..16 / isz as i64 {
+            let d = (s * 5 + 3) % (16 / isz as i64);
+            let inter = at_offset(isz, s, &[1000, 3]).permuted(&[1, 0]).unwrap();
+            x.check(&inter, &at_offset(isz, d, &[3, 1000]));
+            let inter_dst = at_offset(isz, d, &[1000, 3]).permuted(&[1, 0]).unwrap();
+            x.check(&at_offset(isz, s, &[3, 1000]), &inter_dst);
+        }
         // Pixels with a gap (RGBA read as RGB planes), and batches (NHWC <-> NCHW).
         let rgba = c(&[3001, 4], isz).sliced(s![.., 0..3]).unwrap();
         x.check(&rgba.permuted(&[1, 0]).unwrap(), &c(&[3, 3001], isz));
