@@ -176,5 +176,11 @@ fn main() -> R<()> {
     println!(
         "the other calls of a small copy, each alone: cuStreamIsCapturing {capture_us:.2} µs, cuEventRecord (via cudarc) {record_us:.2} µs, plan and schedule {plan_us:.2} µs"
     );
+    // A peer: cudarc's own safe device-to-device copy, which also records its read and
+    // write on the slices' events.
+    let ca = stream.alloc_zeros::<u8>(4096).map_err(err)?;
+    let mut cb = stream.alloc_zeros::<u8>(4096).map_err(err)?;
+    let cudarc_us = host_us(&mut || stream.memcpy_dtod(&ca, &mut cb).map_err(err))?;
+    println!("cudarc's CudaStream::memcpy_dtod, 4 KiB between two CudaSlices: {cudarc_us:.2} µs");
     Ok(())
 }
