@@ -8,15 +8,8 @@
 // the same run). On the GPU machine:
 //   nvcc -O3 -arch=sm_90 -o /tmp/smlab bench/kernel_lab/small_lab.cu && /tmp/smlab
 // The variant list, small_lab_variants.h, is written by small_lab_variants.py.
-#include <cstdio>
-#include <cstdlib>
 #include <cstring>
-#include <vector>
-#include <algorithm>
-#include <cuda_runtime.h>
-
-#define CK(x) do { cudaError_t e_ = (x); if (e_ != cudaSuccess) { \
-    fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_)); exit(1); } } while (0)
+#include "lab_common.h"
 
 #define NDIM 3
 #define PMAX 8
@@ -39,57 +32,14 @@ __global__ void naive(const unsigned* src, unsigned* dst, long long batches, int
     }
 }
 
-__global__ void fill_random(unsigned char* p, size_t n, unsigned long long seed) {
-    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x) {
-        unsigned long long x = (i + 1) * 0x9E3779B97F4A7C15ull ^ seed;
-        x ^= x >> 29; x *= 0xBF58476D1CE4E5B9ull; x ^= x >> 32;
-        p[i] = (unsigned char)x;
-    }
-}
-
-__global__ void count_diff(const unsigned char* x, const unsigned char* y, size_t n, unsigned long long* bad) {
-    unsigned long long m = 0;
-    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x) m += x[i] != y[i];
-    if (m) atomicAdd(bad, m);
-}
-
-__global__ void l2_flush(const uint4* p, unsigned long long n, unsigned* sink) {
-    unsigned acc = 0;
-    for (unsigned long long i = blockIdx.x * (unsigned long long)blockDim.x + threadIdx.x; i < n;
-         i += (unsigned long long)gridDim.x * blockDim.x) {
-        uint4 v = p[i];
-        acc ^= v.x ^ v.y ^ v.z ^ v.w;
-    }
-    if (acc == 0x9e3779b9u) *sink = acc;
-}
-
 struct Case { long long batches; int na, nl; bool time; };
 
 int main() {
-    CK(cudaSetDevice(0));
-    cudaDeviceProp prop; CK(cudaGetDeviceProperties(&prop, 0));
-    printf("device: %s, %d SMs\n", prop.name, prop.multiProcessorCount);
-    cudaStream_t st; CK(cudaStreamCreate(&st));
-    cudaEvent_t e0, e1; CK(cudaEventCreate(&e0)); CK(cudaEventCreate(&e1));
-    size_t flush_bytes = 256ull << 20; unsigned char* flush;
-    CK(cudaMalloc(&flush, flush_bytes)); CK(cudaMemset(flush, 0x5A, flush_bytes));
-    unsigned long long* bad; CK(cudaMalloc(&bad, 8));
-    auto median_ms = [&](auto&& f) {
-        for (int i = 0; i < 3; ++i) f();
-        std::vector<float> t;
-        for (int i = 0; i < 20; ++i) {
-            l2_flush<<<prop.multiProcessorCount * 8, 256, 0, st>>>((const uint4*)flush, flush_bytes / 16, (unsigned*)flush);
-            CK(cudaEventRecord(e0, st)); f(); CK(cudaEventRecord(e1, st));
-            CK(cudaEventSynchronize(e1)); float ms; CK(cudaEventElapsedTime(&ms, e0, e1)); t.push_back(ms);
-        }
-        std::sort(t.begin(), t.end()); return (double)t[t.size() / 2];
-    };
-    size_t gib = 1ull << 30; unsigned char *ma, *mb;
-    CK(cudaMalloc(&ma, gib)); CK(cudaMalloc(&mb, gib));
-    double mms = median_ms([&] { CK(cudaMemcpyAsync(mb, ma, gib, cudaMemcpyDeviceToDevice, st)); });
-    double mem_gbs = 2.0 * gib / mms / 1e6;
-    printf("memcpy: %.0f GB/s (read + write)\n", mem_gbs);
-    CK(cudaFree(ma)); CK(cudaFree(mb));
+    Lab lab;
+    const cudaDeviceProp& prop = lab.prop;
+    cudaStream_t st = lab.st;
+    const double mem_gbs = lab.mem_gbs;
+    auto median_ms = [&](auto&& f) { return lab.median_ms(f); };
     for (auto& v : variants) {
         int r = 0; CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&r, v.k, v.threads, 0));
         cudaFuncAttributes at; CK(cudaFuncGetAttributes(&at, v.k));
@@ -130,9 +80,7 @@ int main() {
             auto launch = [&] { v.k<<<grid, v.threads, 0, st>>>(s, d, p, 1, 2, c.batches, lo, hi); };
             CK(cudaMemsetAsync(d, 0xA5, bytes, st));
             launch(); CK(cudaGetLastError());
-            CK(cudaMemsetAsync(bad, 0, 8, st));
-            count_diff<<<4096, 256, 0, st>>>(d, r, bytes, bad);
-            unsigned long long nbad = 0; CK(cudaMemcpyAsync(&nbad, bad, 8, cudaMemcpyDeviceToHost, st)); CK(cudaStreamSynchronize(st));
+            const unsigned long long nbad = lab.differing(d, r, bytes);
             if (nbad) { ++failures; printf("MISMATCH %s (%lld, %d, %d): %llu bytes\n", v.name, c.batches, c.nl, c.na, nbad); }
             if (c.time) {
                 const double ms = median_ms(launch);

@@ -9,15 +9,8 @@
 //   nvcc -O3 -arch=sm_90 -o /tmp/lab bench/kernel_lab/transpose_lab.cu && /tmp/lab
 // LAB_ONLY=i times only the i-th timed case (for ncu:
 //   LAB_ONLY=0 ncu --kernel-name regex:word_transpose_e1 --launch-skip 3 --launch-count 1 /tmp/lab).
-#include <cstdio>
-#include <cstdlib>
 #include <cstring>
-#include <vector>
-#include <algorithm>
-#include <cuda_runtime.h>
-
-#define CK(x) do { cudaError_t e_ = (x); if (e_ != cudaSuccess) { \
-    fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_)); exit(1); } } while (0)
+#include "lab_common.h"
 
 #define NDIM 2
 #define PMAX 8
@@ -320,14 +313,6 @@ __global__ void naive(const unsigned char* src, unsigned char* dst, long long na
     }
 }
 
-__global__ void fill_random(unsigned char* p, size_t n, unsigned long long seed) {
-    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x) {
-        unsigned long long x = (i + 1) * 0x9E3779B97F4A7C15ull ^ seed;
-        x ^= x >> 29; x *= 0xBF58476D1CE4E5B9ull; x ^= x >> 32;
-        p[i] = (unsigned char)x;
-    }
-}
-
 struct Case { int eb; long long na, nl; int soff, doff; long long sp, dp; };
 
 static long long sectors_of_rows(long long base, long long rows, long long pitch, long long len, std::vector<unsigned char>& seen) {
@@ -360,40 +345,11 @@ static double roofline_bytes(const Case& c, size_t sbytes, size_t dbytes) {
     return 32.0 * (rs + ws + partial);
 }
 
-__global__ void l2_flush(const uint4* p, unsigned long long n, unsigned* sink) {
-    unsigned acc = 0;
-    for (unsigned long long i = blockIdx.x * (unsigned long long)blockDim.x + threadIdx.x; i < n;
-         i += (unsigned long long)gridDim.x * blockDim.x) {
-        uint4 v = p[i];
-        acc ^= v.x ^ v.y ^ v.z ^ v.w;
-    }
-    if (acc == 0x9e3779b9u) *sink = acc;
-}
-
 int main(int argc, char** argv) {
-    int dev = 0; CK(cudaSetDevice(dev));
-    cudaDeviceProp prop; CK(cudaGetDeviceProperties(&prop, dev));
-    printf("device: %s, %d SMs\n", prop.name, prop.multiProcessorCount);
-    cudaStream_t st; CK(cudaStreamCreate(&st));
-    cudaEvent_t e0, e1; CK(cudaEventCreate(&e0)); CK(cudaEventCreate(&e1));
-    size_t flush_bytes = 256ull << 20; unsigned char* flush;
-    CK(cudaMalloc(&flush, flush_bytes)); CK(cudaMemset(flush, 0x5A, flush_bytes));
-    auto median_ms = [&](auto&& f) {
-        for (int i = 0; i < 3; ++i) f();
-        std::vector<float> t;
-        for (int i = 0; i < 20; ++i) {
-            l2_flush<<<prop.multiProcessorCount * 8, 256, 0, st>>>((const uint4*)flush, flush_bytes / 16, (unsigned*)flush);
-            CK(cudaEventRecord(e0, st)); f(); CK(cudaEventRecord(e1, st));
-            CK(cudaEventSynchronize(e1)); float ms; CK(cudaEventElapsedTime(&ms, e0, e1)); t.push_back(ms);
-        }
-        std::sort(t.begin(), t.end()); return (double)t[t.size() / 2];
-    };
-    size_t gib = 1ull << 30; unsigned char *ma, *mb;
-    CK(cudaMalloc(&ma, gib)); CK(cudaMalloc(&mb, gib));
-    double mms = median_ms([&] { CK(cudaMemcpyAsync(mb, ma, gib, cudaMemcpyDeviceToDevice, st)); });
-    double mem_gbs = 2.0 * gib / mms / 1e6;
-    printf("memcpy: %.0f GB/s (read + write)\n", mem_gbs);
-    CK(cudaFree(ma)); CK(cudaFree(mb));
+    Lab lab;
+    cudaStream_t st = lab.st;
+    const double mem_gbs = lab.mem_gbs;
+    auto median_ms = [&](auto&& f) { return lab.median_ms(f); };
     // (name, element size, rows per tile, kernel): the engine's configuration first.
     struct Word { const char* name; int eb; int tr; Kern k; };
     std::vector<Word> words = {
