@@ -60,6 +60,8 @@ def main():
     cases.append(("batched 16x48 transposes (8192,16,48) u8", (8192, 16, 48), torch.uint8, lambda t: t.permute(0, 2, 1), "cuda", "cuda"))
     cases.append(("batched 16x16 transposes (65536,16,16) f32", (65536, 16, 16), torch.float32, lambda t: t.permute(0, 2, 1), "cuda", "cuda"))
     cases.append(("misaligned [3:, 5:] of (7000,7000) u8", (7000, 7000), torch.uint8, lambda t: t[3:, 5:], "cuda", "cuda"))
+    cases.append(("red channel [..., 0] of (4096,4096,3) u8", (4096, 4096, 3), torch.uint8, lambda t: t[..., 0], "cuda", "cuda"))
+    cases.append(("left channel [:, 0] of (2^24,2) i16 stereo", (1 << 24, 2), torch.int16, lambda t: t[:, 0], "cuda", "cuda"))
     for dtype, name in ((torch.uint8, "u8"), (torch.float16, "f16")):
         cases.append((f"transposed [1:, 1:] of (8193,8193) {name}", (8193, 8193), dtype, lambda t: t[1:, 1:].t(), "cuda", "cuda"))
     cases.append(("H2D 64 MiB transposed pinned f32", (4096, 4096), torch.float32, lambda t: t.t(), "pinned", "cuda"))

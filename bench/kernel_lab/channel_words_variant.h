@@ -14,5 +14,6 @@ namespace CW_CAT(ns_, CW_NAME) {
 #undef EB
 #undef CH
 #undef SPLIT
+#undef SL
 #undef ELEM
 #undef CW_NAME

@@ -258,8 +258,10 @@ impl CopyPlan {
     }
 
     /// Whether the channel transpose over `(a, l)` can move its pixels in whole groups of
-    /// 16 bytes per plane, regrouped in registers: 2 to 4 channels, the interleaved side's
-    /// pixels dense (their stride is the channel count), and every plane and every batch's
+    /// 16 bytes per plane, regrouped in registers: interleaving 2 to 4 channels into
+    /// dense pixels (their stride is the channel count), or deinterleaving 1 to 4 channels
+    /// out of pixels at most 4 elements apart (what lies between is read, never written:
+    /// RGBA read as RGB planes; [`CopyPlan::picked_channel`]), and every plane and every batch's
     /// interleaved run starting at a multiple of 16 bytes, given the two base addresses
     /// (both first elements, the plane stride and every batch axis's stride on both sides
     /// are multiples of 16 bytes).
@@ -313,15 +315,57 @@ impl CopyPlan {
                 .checked_mul(isz)
                 .is_some_and(|o| ptr.wrapping_add_signed(o).is_multiple_of(16))
         };
-        (2..=4).contains(&ch)
-            && inter_stride == ch
+        // Deinterleaving reads the pixels' other elements (never writes them): up to 4
+        // elements a pixel; interleaving writes dense pixels.
+        let counts = if split {
+            (1..=4).contains(&ch) && (ch..=4).contains(&inter_stride)
+        } else {
+            (2..=4).contains(&ch) && inter_stride == ch
+        };
+        counts
             && planar_unit == 1
-            && bytes16(plane_stride)
+            && (ch == 1 || bytes16(plane_stride))
             && first(src_ptr, self.src_offset)
             && first(dst_ptr, self.dst_offset)
             && (0..n)
                 .filter(|&k| k != a && k != l)
                 .all(|k| bytes16(self.src_strides[k]) && bytes16(self.dst_strides[k]))
+    }
+
+    /// One channel picked out of interleaved pixels (`x[..., 0]` of an RGB image, `x[::2]`
+    /// of bytes or of stereo 16-bit samples), for 1- and 2-byte elements: the last axis is
+    /// the destination's unit-stride one, the source steps 2 to 4 elements along it, and
+    /// it spans at least 256 bytes. The same copy as a one-channel deinterleave: the plan
+    /// with a channel axis of extent 1 (source stride 1) inserted before the last, whose
+    /// axes `(a, l)` are the last two, for [`CopyPlan::channel_groups_aligned`].
+    ///
+    /// ```
+    /// use stridekit_layout::{s, CopyPlan, Order, StridedLayout};
+    /// // The red channel of a (64, 64, 3) RGB image.
+    /// let rgb = StridedLayout::dense(&[64, 64, 3], 1, Order::C)?;
+    /// let red = rgb.sliced(s![.., .., 0])?;
+    /// let plan = CopyPlan::new(&StridedLayout::dense(&[64, 64], 1, Order::C)?, &red)?;
+    /// let (picked, (a, l)) = plan.picked_channel().unwrap();
+    /// assert_eq!((picked.shape[a], picked.shape[l], picked.src_strides[l]), (1, 64 * 64, 3));
+    /// assert!(picked.channel_groups_aligned((a, l), 1 << 20, 1 << 20));
+    /// # Ok::<(), stridekit_layout::LayoutError>(())
+    /// ```
+    pub fn picked_channel(&self) -> Option<(CopyPlan, (usize, usize))> {
+        let n = self.ndim();
+        if !matches!(self.itemsize, 1 | 2) || n == 0 || self.volume == 0 {
+            return None;
+        }
+        let l = n - 1;
+        let isz = self.itemsize as i64;
+        let step = self.src_strides[l];
+        if self.dst_strides[l] != 1 || !(2..=4).contains(&step) || self.shape[l] * isz < 256 {
+            return None;
+        }
+        let mut q = self.clone();
+        q.shape.insert(l, 1);
+        q.src_strides.insert(l, 1);
+        q.dst_strides.insert(l, 1);
+        Some((q, (l, l + 1)))
     }
 
     /// The axes `(a, l)` of a batch of small matrices transposed, for 1-, 2- and 4-byte

@@ -189,6 +189,17 @@ fn classify(
         out.push(CopyStep::Rows { plan: bytes });
         return;
     }
+    if let Some((q, axes)) = p.picked_channel() {
+        // One channel out of interleaved pixels, in aligned groups: the channel kernel.
+        if q.channel_groups_aligned(axes, dst_ptr, src_ptr) {
+            out.push(CopyStep::Channels {
+                plan: q,
+                a: axes.0,
+                l: axes.1,
+            });
+            return;
+        }
+    }
     let long = |k: usize| p.shape[k] >= 32 || p.shape[k] as usize * p.itemsize >= 64;
     // The destination's fastest axis along which the source moves (broadcast axes
     // re-read what is already cached).

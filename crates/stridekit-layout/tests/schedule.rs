@@ -408,15 +408,26 @@ fn channel_groups_are_aligned_only_where_every_plane_and_batch_starts_on_16_byte
                 .unwrap();
             assert!(groups_aligned(&padded, &rows, P, P));
         }
-        // Five channels, and pixels with a gap (RGBA read as RGB planes): other kernels.
+        // Five channels interleaved: other kernels.
         let five = c(&[4096, 5], isz).permuted(&[1, 0]).unwrap();
         assert!(!groups_aligned(&five, &c(&[5, 4096], isz), P, P));
+        // Pixels with a gap (RGBA read as RGB planes): read whole, the gap never written.
         let rgba = c(&[4096, 4], isz)
             .sliced(stridekit_layout::s![.., 0..3])
             .unwrap()
             .permuted(&[1, 0])
             .unwrap();
-        assert!(!groups_aligned(&c(&[3, 4096], isz), &rgba, P, P));
+        assert!(groups_aligned(&c(&[3, 4096], isz), &rgba, P, P));
+        // But never written into: RGB planes into RGBA pixels take other kernels.
+        let into_rgba = c(&[4096, 4], isz)
+            .sliced(stridekit_layout::s![.., 0..3])
+            .unwrap()
+            .permuted(&[1, 0])
+            .unwrap();
+        let plan = CopyPlan::new(&into_rgba, &c(&[3, 4096], isz)).unwrap();
+        assert!(plan
+            .channel_transpose_axes()
+            .is_none_or(|axes| !plan.channel_groups_aligned(axes, P, P)));
     }
     // A batch stride that is no multiple of 16 bytes: (B, 1000, 3) bytes with 3000-byte batches.
     let odd = c(&[4, 1000, 3], 1).permuted(&[0, 2, 1]).unwrap();
@@ -424,4 +435,53 @@ fn channel_groups_are_aligned_only_where_every_plane_and_batch_starts_on_16_byte
         .sliced(stridekit_layout::s![.., .., 0..1000])
         .unwrap();
     assert!(!groups_aligned(&planes, &odd, P, P));
+}
+
+/// The schedule's first step for `src` copied into `dst`, both first elements at `P`.
+fn first_step(dst: &StridedLayout, src: &StridedLayout, dst_ptr: u64, src_ptr: u64) -> CopyStep {
+    let plan = CopyPlan::new(dst, src).unwrap();
+    plan.schedule(dst_ptr, src_ptr)[0].clone()
+}
+
+#[test]
+fn one_channel_picked_out_of_aligned_pixels_takes_the_channel_kernel() {
+    let c = |shape: &[i64], isz: usize| StridedLayout::dense(shape, isz, Order::C).unwrap();
+    const P: u64 = 1 << 20;
+    for isz in [1usize, 2] {
+        for step in [2i64, 3, 4] {
+            // x[..., 0] of (64, 64, step) pixels and x[::step] of a 1-D array.
+            let pixels = c(&[64, 64, step], isz);
+            let picked = pixels.sliced(stridekit_layout::s![.., .., 0]).unwrap();
+            let dst = c(&[64, 64], isz);
+            assert!(
+                matches!(first_step(&dst, &picked, P, P), CopyStep::Channels { .. }),
+                "step {step}"
+            );
+            let flat = c(&[4096 * step], isz)
+                .sliced(stridekit_layout::s![..;step])
+                .unwrap();
+            assert!(matches!(
+                first_step(&c(&[4096], isz), &flat, P, P),
+                CopyStep::Channels { .. }
+            ));
+            // A first element off 16 bytes: another kernel.
+            assert!(!matches!(
+                first_step(&dst, &picked, P + 2, P),
+                CopyStep::Channels { .. }
+            ));
+        }
+        // Five elements a pixel, or too short a run: no pick.
+        let five = c(&[4096 * 5], isz)
+            .sliced(stridekit_layout::s![..;5])
+            .unwrap();
+        assert!(CopyPlan::new(&c(&[4096], isz), &five)
+            .unwrap()
+            .picked_channel()
+            .is_none());
+        let short = c(&[200], isz).sliced(stridekit_layout::s![..;2]).unwrap();
+        assert!(CopyPlan::new(&c(&[100], isz), &short)
+            .unwrap()
+            .picked_channel()
+            .is_none());
+    }
 }

@@ -281,6 +281,17 @@ fn main() -> R<()> {
         dense(&[7000, 7000], 1).sliced(s![3.., 5..])?,
         dense(&[6997, 6995], 1),
     ));
+    // One channel picked out of interleaved pixels into a fresh array.
+    cases.push(device(
+        "red channel [..., 0] of (4096,4096,3) u8",
+        dense(&[4096, 4096, 3], 1).sliced(s![.., .., 0])?,
+        dense(&[4096, 4096], 1),
+    ));
+    cases.push(device(
+        "left channel [:, 0] of (2^24,2) i16 stereo",
+        dense(&[1 << 24, 2], 2).sliced(s![.., 0])?,
+        dense(&[1 << 24], 2),
+    ));
     // A transposed slice into a fresh dense array: rows start at odd bytes in the source,
     // 16-byte aligned in the destination.
     for (isz, t) in [(1usize, "u8"), (2, "f16")] {

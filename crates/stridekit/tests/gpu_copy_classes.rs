@@ -606,6 +606,74 @@ fn channel_transposes_in_aligned_groups_are_exact() {
     x.assert_all("channel transposes in aligned groups");
 }
 
+/// One channel `ch` of `batches` images of `h x w` pixels, `step` elements a pixel, into
+/// a dense array.
+fn picked_case(
+    isz: usize,
+    (batches, h, w): (i64, i64, i64),
+    step: i64,
+    ch: i64,
+) -> (StridedLayout, StridedLayout) {
+    let src = c(&[batches, h, w, step], isz)
+        .sliced(s![.., .., .., ch])
+        .unwrap();
+    (src, c(&[batches, h, w], isz))
+}
+
+#[test]
+fn picked_channels_at_16_bytes_take_the_group_kernel() {
+    for isz in [1usize, 2] {
+        for step in [2i64, 3, 4] {
+            for shape in [(1i64, 37i64, 41i64), (2, 64, 64)] {
+                let (src, dst) = picked_case(isz, shape, step, 0);
+                let steps = CopyPlan::new(&dst, &src)
+                    .unwrap()
+                    .schedule(1 << 20, 1 << 20);
+                assert_eq!(kind(&steps[0]), "channels", "{src} -> {dst}: {steps:?}");
+            }
+        }
+    }
+}
+
+#[test]
+#[ignore = "needs a CUDA device"]
+fn picked_channels_and_pixels_with_gaps_are_exact() {
+    // One channel out of 2 to 4 a pixel (the first one in aligned groups, the others
+    // elementwise), whole and partial groups and warps; x[::step] of a source that ends
+    // at its last element (the gap after the last pixel is outside its memory); RGBA
+    // read as RGB planes into padded planes.
+    let mut x = Exact::new();
+    for isz in [1usize, 2] {
+        for step in [2i64, 3, 4] {
+            for shape in [
+                (1i64, 37i64, 41i64),
+                (2, 64, 64),
+                (1, 1, 300),
+                (3, 16, 32 * 16 + 1),
+            ] {
+                for ch in 0..step {
+                    let (src, dst) = picked_case(isz, shape, step, ch);
+                    x.check(&src, &dst);
+                }
+            }
+            for n in [4096i64, 4096 + 5, 16 * 32 * 3 + 1] {
+                let src = c(&[(n - 1) * step + 1], isz).sliced(s![..;step]).unwrap();
+                x.check(&src, &c(&[n], isz));
+            }
+        }
+        for pixels in [1000i64, 1024 + 7] {
+            let rgba = c(&[2, pixels, 4], isz)
+                .sliced(s![.., .., 0..3])
+                .unwrap()
+                .permuted(&[0, 2, 1])
+                .unwrap();
+            let planes = c(&[2, 3, 1040], isz).sliced(s![.., .., 0..pixels]).unwrap();
+            x.check(&rgba, &planes);
+        }
+    }
+    x.assert_all("picked channels and pixels with gaps");
+}
+
 #[test]
 fn reversed_channels_are_scheduled_as_such() {
     for isz in [1usize, 2] {

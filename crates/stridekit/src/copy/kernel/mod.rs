@@ -61,9 +61,15 @@ enum Variant {
     Channels { ndim: usize, ch: usize, sl: usize },
     /// An interleaving transpose of `ch` channels.
     Interleave { ndim: usize, ch: usize },
-    /// A channel transpose of `ch` (2 to 4) channels in aligned 16-byte groups:
-    /// deinterleaving when `split`, else interleaving.
-    ChannelWords { ndim: usize, ch: usize, split: bool },
+    /// A channel transpose of `ch` (1 to 4) channels in aligned 16-byte groups:
+    /// deinterleaving out of pixels `sl` elements apart when `split`, else interleaving
+    /// (`sl` is then `ch`).
+    ChannelWords {
+        ndim: usize,
+        ch: usize,
+        split: bool,
+        sl: usize,
+    },
     /// `ch` channels reversed within each pixel.
     Reverse { ndim: usize, ch: usize },
     /// Small `nl x na` matrices transposed into `na x nl` ones.
@@ -83,9 +89,16 @@ impl Variant {
             Variant::Word { ndim } => ("word_transpose", [itemsize, ndim, 0, 0]),
             Variant::Channels { ndim, ch, sl } => ("channel_transpose", [itemsize, ndim, ch, sl]),
             Variant::Interleave { ndim, ch } => ("channel_interleave", [itemsize, ndim, ch, 0]),
-            Variant::ChannelWords { ndim, ch, split } => {
-                ("channel_words", [itemsize, ndim, ch, split as usize])
-            }
+            // Interleaving has no `sl` of its own: 0 keeps the two directions apart.
+            Variant::ChannelWords {
+                ndim,
+                ch,
+                split,
+                sl,
+            } => (
+                "channel_words",
+                [itemsize, ndim, ch, if split { sl } else { 0 }],
+            ),
             Variant::Reverse { ndim, ch } => ("channel_reverse", [itemsize, ndim, ch, 0]),
             Variant::SmallMatrices { na, nl } => ("small_matrices", [itemsize, na, nl, 0]),
             Variant::SmallWords { na, nl } => ("small_words", [itemsize, na, nl, 0]),
@@ -191,11 +204,17 @@ fn kernel_source(itemsize: usize, variant: Variant) -> Result<(String, &'static 
             CHANNEL_INTERLEAVE,
             "channel_interleave",
         ),
-        Variant::ChannelWords { ndim, ch, split } => (
+        Variant::ChannelWords {
+            ndim,
+            ch,
+            split,
+            sl,
+        } => (
             format!(
-                "#define NDIM {ndim}\n#define PMAX {}\n#define EB {itemsize}\n#define CH {ch}\n#define SPLIT {}\n",
+                "#define NDIM {ndim}\n#define PMAX {}\n#define EB {itemsize}\n#define CH {ch}\n#define SPLIT {}\n#define SL {}\n",
                 params::pmax(ndim),
-                split as usize
+                split as usize,
+                if split { sl } else { ch }
             ),
             include_str!("../kernels/channel_words.cu"),
             "channel_words",
@@ -493,10 +512,31 @@ mod tests {
             }
             variants.push((1, Variant::Reverse { ndim: 2, ch: 1 }));
             variants.push((1, Variant::Reverse { ndim: 9, ch: 1 }));
-            for ch in 2..=4 {
-                for split in [false, true] {
-                    for ndim in [2usize, 3, 9] {
-                        variants.push((isz, Variant::ChannelWords { ndim, ch, split }));
+            for ch in 1..=4 {
+                for ndim in [2usize, 3, 9] {
+                    for sl in ch..=4 {
+                        let split = true;
+                        variants.push((
+                            isz,
+                            Variant::ChannelWords {
+                                ndim,
+                                ch,
+                                split,
+                                sl,
+                            },
+                        ));
+                    }
+                    if ch >= 2 {
+                        let (split, sl) = (false, ch);
+                        variants.push((
+                            isz,
+                            Variant::ChannelWords {
+                                ndim,
+                                ch,
+                                split,
+                                sl,
+                            },
+                        ));
                     }
                 }
             }

@@ -103,6 +103,11 @@ pub(super) fn channels(
             ndim,
             ch: ch as usize,
             split: deinterleave,
+            sl: if deinterleave {
+                plan.src_strides[l] as usize
+            } else {
+                ch as usize
+            },
         };
         let group = (words, (a, l), (pixels, batches));
         let launched = if pmax(ndim) == SMALLD {
@@ -113,6 +118,10 @@ pub(super) fn channels(
         if launched {
             return Ok(true);
         }
+    }
+    if ch < 2 {
+        // A picked channel the group kernel cannot take: the elementwise kernel.
+        return Ok(false);
     }
     let count = pixels.div_ceil(channel_run(ch) / isz).checked_mul(batches);
     let variant = if deinterleave {
