@@ -180,10 +180,12 @@ fn launch_groups<const D: usize>(
     let args = AxesArgs::<D>::new(plan, axes, batches, (dst, src), Some((lo, hi)));
     // SAFETY: `channel_words` takes (const unsigned char*, unsigned char*, Params, int, int,
     // long long, unsigned long long, unsigned long long), as `args` holds them; each
-    // thread reads and writes exactly the elements of its 16-byte groups (dense pixels,
-    // every group aligned: `CopyPlan::channel_groups_aligned`), inside memory the callers'
-    // views validated, and a batch's last partial group element by element; blocks past
-    // the last batch return at once.
+    // thread reads and writes the elements of its 16-byte groups (every group aligned:
+    // `CopyPlan::channel_groups_aligned`), inside memory the callers' views validated; a
+    // group that also reads its pixels' gaps (pixels wider than their channels) does so
+    // only inside [lo, hi), the source memory, and writes its planes' elements only; a
+    // batch's last partial group goes element by element; blocks past the last batch
+    // return at once.
     unsafe { args.launch(stream, &f, cfg) }?;
     Ok(true)
 }
