@@ -514,29 +514,16 @@ mod tests {
             variants.push((1, Variant::Reverse { ndim: 9, ch: 1 }));
             for ch in 1..=4 {
                 for ndim in [2usize, 3, 9] {
-                    for sl in ch..=4 {
-                        let split = true;
-                        variants.push((
-                            isz,
-                            Variant::ChannelWords {
-                                ndim,
-                                ch,
-                                split,
-                                sl,
-                            },
-                        ));
-                    }
-                    if ch >= 2 {
-                        let (split, sl) = (false, ch);
-                        variants.push((
-                            isz,
-                            Variant::ChannelWords {
-                                ndim,
-                                ch,
-                                split,
-                                sl,
-                            },
-                        ));
+                    // Deinterleaving out of pixels `sl` elements apart; interleaving.
+                    let interleave = (ch >= 2).then_some((false, ch));
+                    for (split, sl) in (ch..=4).map(|sl| (true, sl)).chain(interleave) {
+                        let v = Variant::ChannelWords {
+                            ndim,
+                            ch,
+                            split,
+                            sl,
+                        };
+                        variants.push((isz, v));
                     }
                 }
             }
