@@ -358,7 +358,10 @@ impl CopyPlan {
         let l = n - 1;
         let isz = self.itemsize as i64;
         let step = self.src_strides[l];
-        if self.dst_strides[l] != 1 || !(2..=4).contains(&step) || self.shape[l] * isz < 256 {
+        if self.dst_strides[l] != 1
+            || !(2..=4).contains(&step)
+            || self.shape[l].saturating_mul(isz) < 256
+        {
             return None;
         }
         let mut q = self.clone();

@@ -61,9 +61,9 @@ enum Variant {
     Channels { ndim: usize, ch: usize, sl: usize },
     /// An interleaving transpose of `ch` channels.
     Interleave { ndim: usize, ch: usize },
-    /// A channel transpose of `ch` (1 to 4) channels in aligned 16-byte groups:
-    /// deinterleaving out of pixels `sl` elements apart when `split`, else interleaving
-    /// (`sl` is then `ch`).
+    /// A channel transpose of `ch` (1 to 4) channels in aligned 16-byte groups, the
+    /// interleaved pixels `sl` elements apart: deinterleaving when `split`, else
+    /// interleaving (dense pixels: `sl` is `ch`).
     ChannelWords {
         ndim: usize,
         ch: usize,
@@ -89,7 +89,6 @@ impl Variant {
             Variant::Word { ndim } => ("word_transpose", [itemsize, ndim, 0, 0]),
             Variant::Channels { ndim, ch, sl } => ("channel_transpose", [itemsize, ndim, ch, sl]),
             Variant::Interleave { ndim, ch } => ("channel_interleave", [itemsize, ndim, ch, 0]),
-            // Interleaving has no `sl` of its own: 0 keeps the two directions apart.
             Variant::ChannelWords {
                 ndim,
                 ch,
@@ -97,7 +96,7 @@ impl Variant {
                 sl,
             } => (
                 "channel_words",
-                [itemsize, ndim, ch, if split { sl } else { 0 }],
+                [itemsize, ndim, ch, 2 * sl + split as usize],
             ),
             Variant::Reverse { ndim, ch } => ("channel_reverse", [itemsize, ndim, ch, 0]),
             Variant::SmallMatrices { na, nl } => ("small_matrices", [itemsize, na, nl, 0]),
@@ -214,7 +213,7 @@ fn kernel_source(itemsize: usize, variant: Variant) -> Result<(String, &'static 
                 "#define NDIM {ndim}\n#define PMAX {}\n#define EB {itemsize}\n#define CH {ch}\n#define SPLIT {}\n#define SL {}\n",
                 params::pmax(ndim),
                 split as usize,
-                if split { sl } else { ch }
+                sl
             ),
             include_str!("../kernels/channel_words.cu"),
             "channel_words",

@@ -145,6 +145,9 @@ pub(super) fn channels(
     launch_tiles(plan, t, (dst, src), src_bounds, stream)
 }
 
+/// Warps a block of the small-matrix warp kernel, `small_words.cu` (its `SW_WARPS`; the
+/// launch's 256 threads).
+const SMALL_WORDS_WARPS: u64 = 8;
 /// Threads a block of the aligned-group channel kernel, `channel_words.cu` (its
 /// `CW_THREADS`, the size of its staging slices).
 const GROUP_THREADS: u64 = 256;
@@ -256,11 +259,14 @@ pub(super) fn small_matrices(
     let (na, nl) = (plan.shape[a] as u64, plan.shape[l] as u64);
     let batches = plan.volume as u64 / (na * nl);
     let (na_, nl_) = (na as usize, nl as usize);
-    // 4-byte elements: a warp per run of whole matrices (512 elements), 8 warps a block.
+    // 4-byte elements: a warp per run of whole matrices (512 elements).
     let (variant, count) = if isz == 4 {
         let per_run = (512 / (na * nl)).max(1);
         let runs = batches.div_ceil(per_run);
-        (Variant::SmallWords { na: na_, nl: nl_ }, runs.div_ceil(8))
+        (
+            Variant::SmallWords { na: na_, nl: nl_ },
+            runs.div_ceil(SMALL_WORDS_WARPS),
+        )
     } else {
         let per_tile = (8192 / (na * nl * isz)).max(1);
         let v = Variant::SmallMatrices { na: na_, nl: nl_ };
