@@ -1,6 +1,6 @@
 //! Copies at the memory roofline? 200 random layouts (fixed seed), each 64-128 MiB of
 //! elements, device to device: `cargo run --release --example random_bench [N [FILE]]` on
-//! a GPU. With FILE, every case (layouts, roofline bytes, time) is written there as JSON
+//! a GPU (`random_bench --cases 2,16,26 [FILE]`: those cases only). With FILE, every case (layouts, roofline bytes, time) is written there as JSON
 //! lines, for `bench/random_compare.py` to time PyTorch on the same layouts.
 //!
 //! Each case is checked byte for byte (gaps of the destination included) against a host
@@ -97,9 +97,19 @@ fn main() -> R<()> {
                 .filter_map(|x| x.trim().parse().ok())
                 .collect()
         });
-    let n_cases: usize = match &profile {
-        Some(p) => p.iter().max().map_or(0, |m| m + 1),
-        None => std::env::args()
+    // `random_bench --cases 2,16,26 [FILE]`: those cases only, measured as in a full run.
+    let only: Option<Vec<usize>> =
+        (std::env::args().nth(1).as_deref() == Some("--cases")).then(|| {
+            std::env::args()
+                .nth(2)
+                .unwrap_or_default()
+                .split(',')
+                .filter_map(|x| x.trim().parse().ok())
+                .collect()
+        });
+    let n_cases: usize = match (&profile, &only) {
+        (Some(p), _) | (None, Some(p)) => p.iter().max().map_or(0, |m| m + 1),
+        (None, None) => std::env::args()
             .nth(1)
             .and_then(|a| a.parse().ok())
             .unwrap_or(200),
@@ -174,7 +184,7 @@ fn main() -> R<()> {
             gap_ms / dense_ms
         );
     }
-    let out_file = std::env::args().nth(2);
+    let out_file = std::env::args().nth(if only.is_some() { 3 } else { 2 });
     let mut lines = String::new();
     let mut rng = random_set::Rng(random_set::SEED);
     let mut results: Vec<(f64, String)> = vec![];
@@ -189,6 +199,9 @@ fn main() -> R<()> {
             src_bytes: sbytes,
             dst_bytes: dbytes,
         } = random_set::next_case(&mut rng, 64);
+        if only.as_ref().is_some_and(|o| !o.contains(&case)) {
+            continue;
+        }
         let isz = sl.itemsize();
         let sbuf = mr.allocate(sbytes.next_multiple_of(4), &stream)?;
         let mut dbuf = mr.allocate(dbytes, &stream)?;

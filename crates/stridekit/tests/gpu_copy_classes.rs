@@ -820,3 +820,93 @@ fn small_matrix_batches_are_exact_at_every_start_alignment() {
     x.check(&src, &c(&[20001, 16, 16], 4));
     x.assert_all("small-matrix batches");
 }
+
+/// Rows of `len` elements, `rows` of them: the source's row steps `ss` elements (a
+/// negative step walks it backwards) from `s` elements into a parent with an odd pitch,
+/// the destination's steps `ds` from `d` elements in; with `broadcast`, every source row
+/// is the same one (a cached source: the elementwise kernel whatever the row length).
+fn runs_case(
+    isz: usize,
+    (rows, len): (i64, i64),
+    (ss, s): (i64, i64),
+    (ds, d): (i64, i64),
+    broadcast: bool,
+) -> (StridedLayout, StridedLayout) {
+    let side = |step: i64, off: i64, pad: i64, n: i64| {
+        let span = step.abs() * (len - 1) + 1;
+        let v = c(&[n, off + span + pad], isz)
+            .sliced(s![.., off..off + span;step.abs()])
+            .unwrap();
+        if step < 0 {
+            v.sliced(s![.., ..;-1]).unwrap()
+        } else {
+            v
+        }
+    };
+    let src = if broadcast {
+        side(ss, s, 7, 1).broadcast_to(&[rows, len]).unwrap()
+    } else {
+        side(ss, s, 7, rows)
+    };
+    (src, side(ds, d, 3, rows))
+}
+
+/// The run kernel's cases: rows shorter than a group and longer, source and destination
+/// steps that align groups on either side or on neither, every start alignment,
+/// reversed and broadcast sources.
+fn runs_cases() -> Vec<(StridedLayout, StridedLayout)> {
+    let mut out = Vec::new();
+    for isz in [1usize, 2, 4] {
+        let per = 16 / isz as i64;
+        for len in (1..=20).chain([37, 300, 1001]) {
+            for (i, (ss, ds, broadcast)) in [
+                (5, 1, false),
+                (-1, 1, false),
+                (-3, 1, true),
+                (1, 2, false),
+                (1, -2, true),
+                (3, 2, false),
+                (2, 3, true),
+                (1, 1, true),
+                (1, 3, true),
+            ]
+            .into_iter()
+            .enumerate()
+            {
+                let s = (len + 3 * i as i64) % per;
+                let d = (len * 5 + i as i64) % per;
+                out.push(runs_case(isz, (9, len), (ss, s), (ds, d), broadcast));
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn elementwise_runs_take_the_run_kernel_in_each_alignment() {
+    let mut by_align = std::collections::BTreeMap::new();
+    for (src, dst) in runs_cases() {
+        let plan = CopyPlan::new(&dst, &src).unwrap();
+        for step in plan.schedule(1 << 20, 1 << 20) {
+            if let CopyStep::Elementwise(p) = step {
+                if let Some(r) = p.element_runs() {
+                    *by_align.entry(format!("{:?}", r.align)).or_insert(0) += 1;
+                }
+            }
+        }
+    }
+    assert_eq!(by_align.len(), 3, "{by_align:?}");
+    assert!(by_align.values().all(|&n| n >= 20), "{by_align:?}");
+}
+
+/// The elementwise copy in runs (`ElementRuns`), byte for byte: groups aligned on the
+/// destination's words, on the source's, or from each row's start.
+#[test]
+#[ignore = "needs a CUDA device"]
+fn elementwise_runs_are_exact_at_every_start_alignment() {
+    let mut x = Exact::new();
+    for (src, dst) in runs_cases() {
+        x.check(&src, &dst);
+    }
+    x.assert_all("elementwise runs");
+}

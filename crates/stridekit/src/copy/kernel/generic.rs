@@ -1,37 +1,62 @@
-//! The elementwise kernel (`strided_copy.cu`): any plan.
+//! The elementwise kernels: `element_runs.cu` for plans with runs
+//! ([`CopyPlan::element_runs`]), `strided_copy.cu` for any plan.
 
 use super::params::{pmax, Params, MAXD, SMALLD};
 use super::{function, sm_count, Variant};
 use crate::error::{driver, Result};
 use cudarc::driver::{CudaStream, LaunchConfig, PushKernelArg};
 use std::sync::Arc;
-use stridekit_layout::CopyPlan;
+use stridekit_layout::{CopyPlan, ElementRuns, RunAlign};
 
-/// Launches one thread per element of `plan` between base addresses `dst` and `src`.
+/// Launches the elementwise copy of `plan` between base addresses `dst` and `src`: a
+/// group of its last axis a thread where it has runs, else one element a thread.
 pub(super) fn launch(plan: &CopyPlan, dst: u64, src: u64, stream: &Arc<CudaStream>) -> Result<()> {
+    let runs = plan.element_runs();
     if pmax(plan.ndim().max(1)) == SMALLD {
-        launch_with::<SMALLD>(plan, dst, src, stream)
+        launch_with::<SMALLD>(plan, runs.as_ref(), dst, src, stream)
     } else {
-        launch_with::<MAXD>(plan, dst, src, stream)
+        launch_with::<MAXD>(plan, runs.as_ref(), dst, src, stream)
     }
 }
 
 fn launch_with<const D: usize>(
     plan: &CopyPlan,
+    runs: Option<&ElementRuns>,
     dst: u64,
     src: u64,
     stream: &Arc<CudaStream>,
 ) -> Result<()> {
     let nd = plan.ndim().max(1);
-    let n = plan.volume as u64;
-    let p = Params::<D>::new(plan);
+    // The kernel indexes groups where there are runs, elements otherwise.
+    let indexed = runs.map_or(plan, |r| &r.plan);
+    let n = indexed.volume as u64;
+    let p = Params::<D>::new(indexed);
     let isz = plan.itemsize as i64;
     let src0 = src.wrapping_add_signed(plan.src_offset * isz);
     let dst0 = dst.wrapping_add_signed(plan.dst_offset * isz);
     let wide = n > u32::MAX as u64 / 2;
-    let variant = Variant::Generic { ndim: nd, wide };
+    let (variant, per_thread) = match runs {
+        Some(r) => {
+            let align = match r.align {
+                RunAlign::Row => 0,
+                RunAlign::Destination => 1,
+                RunAlign::Source => 2,
+            };
+            let v = Variant::Runs {
+                ndim: nd,
+                wide,
+                vec: r.vec,
+                align,
+            };
+            (v, super::run_unroll(r.vec * plan.itemsize))
+        }
+        None => (
+            Variant::Generic { ndim: nd, wide },
+            super::unroll(plan.itemsize),
+        ),
+    };
     let f = function(stream, plan.itemsize, variant)?;
-    let per_block = 256 * super::unroll(plan.itemsize) as u64;
+    let per_block = 256 * per_thread as u64;
     let resident = super::resident_blocks(stream, &f, plan.itemsize, variant, 0)?;
     let blocks = n
         .div_ceil(per_block)
@@ -41,11 +66,18 @@ fn launch_with<const D: usize>(
         block_dim: (256, 1, 1),
         shared_mem_bytes: 0,
     };
+    let len = runs.map(|r| r.len);
     let mut launch = stream.launch_builder(&f);
     launch.arg(&src0).arg(&dst0).arg(&p);
-    // SAFETY: the kernel's parameters are (const ELEM*, ELEM*, Params) and we pass two
-    // 64-bit addresses and a Params by value; every offset the plan reaches lies inside
-    // memory the callers' views validated.
+    if let Some(len) = &len {
+        launch.arg(len);
+    }
+    // SAFETY: the kernel's parameters are (const ELEM*, ELEM*, Params), and for the run
+    // kernel the row length (i64), and we pass two 64-bit addresses, a Params by value
+    // and the length; every offset the plan reaches lies inside memory the callers' views
+    // validated, and the run kernel reads and writes only a group's elements inside its
+    // row (whole groups as one word where `ElementRuns` aligned them: both bases are
+    // element-aligned, as every kernel of this copy requires).
     unsafe { launch.launch(cfg) }.map_err(driver("strided copy kernel", "cuLaunchKernel"))?;
     Ok(())
 }

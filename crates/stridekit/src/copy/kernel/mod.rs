@@ -5,7 +5,7 @@
 //! | step | kernel (`copy/kernels/`) |
 //! | --- | --- |
 //! | `Memcpy` | `cuMemcpyAsync` |
-//! | `Elementwise` | `strided_copy.cu`: one thread per element, several loads in flight |
+//! | `Elementwise` | 1-, 2- and 4-byte elements in rows of a group or more: `element_runs.cu`, a group of 4 or 8 bytes of the last axis a thread, one index decomposition per group, aligned groups as one word; others: `strided_copy.cu`, one thread per element; both keep several loads in flight |
 //! | `Transpose` | `tiled_transpose.cu`, 32 x 32 word tiles over two axes; 1- and 2-byte elements that no 4-byte word keeps aligned: `word_transpose.cu` (aligned 4-byte words at any start, realigned with funnel shifts across lanes, blocks transposed in registers) |
 //! | `Tiled` | `tile_copy.cu`: tiles over several axes, tables in shared memory, words |
 //! | `SmallMatrices` | 1- and 2-byte elements: `small_matrices.cu`, whole matrices a tile, one run in and out, compile-time extents; 4-byte ones: `small_words.cu`, a warp per run of whole matrices in its own slice of shared memory, no block barrier |
@@ -53,6 +53,14 @@ const SMALL_MATRICES: &str = concat!(
 enum Variant {
     /// One thread per element, any layout; rank and 64-bit indexing.
     Generic { ndim: usize, wide: bool },
+    /// Groups of `vec` elements of the last axis a thread (`ElementRuns`); `align`: 0
+    /// from each row's start, 1 on the destination's words, 2 on the source's.
+    Runs {
+        ndim: usize,
+        wide: bool,
+        vec: usize,
+        align: usize,
+    },
     /// 32 x 32 tiles of words of this many bytes (the itemsize: plain elements).
     Transpose { ndim: usize, word: usize },
     /// The word transpose of 1- or 2-byte elements (any alignment).
@@ -85,6 +93,15 @@ impl Variant {
     fn key(self, itemsize: usize) -> FunctionKey {
         match self {
             Variant::Generic { ndim, wide } => ("strided_copy", [itemsize, ndim, wide as usize, 0]),
+            Variant::Runs {
+                ndim,
+                wide,
+                vec,
+                align,
+            } => (
+                "element_runs",
+                [itemsize, ndim, wide as usize, 4 * vec + align],
+            ),
             Variant::Transpose { ndim, word } => ("tiled_transpose", [itemsize, ndim, word, 0]),
             Variant::Word { ndim } => ("word_transpose", [itemsize, ndim, 0, 0]),
             Variant::Channels { ndim, ch, sl } => ("channel_transpose", [itemsize, ndim, ch, sl]),
@@ -122,6 +139,12 @@ fn word_type(bytes: usize) -> Option<&'static str> {
 /// 16-byte elements), enough to cover memory latency, at most 16 (registers).
 fn unroll(itemsize: usize) -> usize {
     (32 / itemsize).clamp(4, 16)
+}
+
+/// Groups each thread of the run kernel keeps in flight, for groups of `group_bytes`:
+/// about 32 bytes, at least 4 groups.
+fn run_unroll(group_bytes: usize) -> usize {
+    (32 / group_bytes).clamp(4, 8)
 }
 
 /// The kernel for (device, itemsize, variant), compiled on first use.
@@ -167,6 +190,23 @@ fn kernel_source(itemsize: usize, variant: Variant) -> Result<(String, &'static 
             ),
             include_str!("../kernels/strided_copy.cu"),
             "strided_copy",
+        ),
+        Variant::Runs {
+            ndim,
+            wide,
+            vec,
+            align,
+        } => (
+            format!(
+                "#define NDIM {ndim}\n#define PMAX {}\n#define UNR {}\n{}#define IDX {}\n#define VEC {vec}\n#define VWORD {}\n#define ALIGN {align}\n",
+                params::pmax(ndim),
+                run_unroll(itemsize * vec),
+                if wide { "" } else { "#define FASTDIV 1\n" },
+                if wide { "unsigned long long" } else { "unsigned int" },
+                wt(itemsize * vec)?
+            ),
+            include_str!("../kernels/element_runs.cu"),
+            "element_runs",
         ),
         Variant::Transpose { ndim, word } => (
             format!(
@@ -483,6 +523,18 @@ mod tests {
             for ndim in [1usize, 2, 3, 8, 9] {
                 for wide in [false, true] {
                     variants.push((isz, Variant::Generic { ndim, wide }));
+                    if isz <= 4 {
+                        let vec = if isz == 1 { 4 } else { 2 };
+                        for align in 0..3 {
+                            let v = Variant::Runs {
+                                ndim,
+                                wide,
+                                vec,
+                                align,
+                            };
+                            variants.push((isz, v));
+                        }
+                    }
                 }
             }
             for ndim in [2usize, 3, 9] {
