@@ -28,9 +28,9 @@ pub enum RunAlign {
 ///
 /// ```
 /// use stridekit_layout::{CopyPlan, Order, RunAlign, StridedLayout};
-/// // Every other byte of 64 x 1000 rows into dense rows: groups of 4 bytes, each one
-/// // aligned 4-byte store of the destination.
-/// let src = StridedLayout::with_offset(&[64, 1000], &[2000, 2], 1, 0)?;
+/// // Every other byte of 64 rows of 1000 (2001 bytes apart) into dense rows: groups of
+/// // 4 bytes, each one aligned 4-byte store of the destination.
+/// let src = StridedLayout::with_offset(&[64, 1000], &[2001, 2], 1, 0)?;
 /// let dst = StridedLayout::dense(&[64, 1000], 1, Order::C)?;
 /// let runs = CopyPlan::new(&dst, &src)?.element_runs().unwrap();
 /// assert_eq!((runs.vec, runs.align, runs.len), (4, RunAlign::Destination, 1000));

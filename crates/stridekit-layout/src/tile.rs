@@ -97,7 +97,9 @@ impl TilePlan {
     }
 
     /// For each element in source (read) order: its source offset within the tile and its
-    /// destination-order index `j`. What a kernel's read tables hold.
+    /// destination-order index `j`. What a kernel's read tables hold. Source order walks
+    /// memory upwards: an axis the source steps backwards along is walked from its last
+    /// coordinate to its first, so that a reversed run reads as words too.
     pub fn read_order(&self) -> Vec<(i64, usize)> {
         let nt = self.extents.len();
         let mut weight = [0usize; TILE_MAX_AXES];
@@ -111,7 +113,12 @@ impl TilePlan {
         for _ in 0..self.volume() {
             let mut off = 0i64;
             let mut j = 0usize;
-            for (k, &ck) in c.iter().enumerate().take(nt) {
+            for (k, &walked) in c.iter().enumerate().take(nt) {
+                let ck = if self.src_strides[k] < 0 {
+                    self.extents[k] - 1 - walked
+                } else {
+                    walked
+                };
                 off += ck * self.src_strides[k];
                 j += ck as usize * weight[k];
             }
@@ -143,6 +150,17 @@ impl TilePlan {
             }
         }
         out
+    }
+
+    /// The source offset of a tile's lowest element from its first one: the far end of
+    /// every axis the source steps backwards along (0 when it steps forwards along all).
+    pub fn src_lowest(&self) -> i64 {
+        self.extents
+            .iter()
+            .zip(&self.src_strides)
+            .filter(|(_, &s)| s < 0)
+            .map(|(&e, &s)| (e - 1) * s)
+            .sum()
     }
 
     /// Offsets (source, destination) of tile `t`'s first element.
@@ -267,7 +285,9 @@ fn grow(p: &CopyPlan, ext: &mut [i64]) {
 /// first-element offset and base address: the widest of 16, 8 or 4 bytes such that every
 /// word lies inside one contiguous run of the tile and stays aligned. The run is the
 /// leading axes of `order` that follow each other in memory (a 3-long axis and the one
-/// over it make one run of 3 x n elements).
+/// over it make one run of 3 x n elements), each walked upwards in memory (an axis of
+/// negative stride from its far end, as [`TilePlan::read_order`] does), so that the
+/// words start at the tile's lowest element.
 fn word(
     itemsize: usize,
     ext: &[i64],
@@ -278,26 +298,33 @@ fn word(
     ptr: u64,
 ) -> usize {
     let first = order[0];
-    if st[first] != 1 {
+    // Axes of extent 1 never move: their stride does not matter.
+    let st = |k: usize| if ext[k] == 1 { 0 } else { st[k] };
+    if st(first).abs() != 1 {
         return 1;
     }
     let mut run = ext[first];
     let mut in_run = 1;
     for &k in &order[1..] {
-        if st[k] != run {
+        if st(k).abs() != run {
             break;
         }
         run *= ext[k];
         in_run += 1;
     }
-    let addr = ptr.wrapping_add_signed(offset * itemsize as i64);
+    let lowest: i64 = order
+        .iter()
+        .filter(|&&k| st(k) < 0)
+        .map(|&k| (ext[k] - 1) * st(k))
+        .sum();
+    let addr = ptr.wrapping_add_signed((offset + lowest) * itemsize as i64);
     for bytes in [16usize, 8, 4] {
         if bytes <= itemsize {
             break;
         }
         let f = (bytes / itemsize) as i64;
         if run % f == 0
-            && order[in_run..].iter().all(|&k| st[k] % f == 0)
+            && order[in_run..].iter().all(|&k| st(k) % f == 0)
             && steps.iter().all(|s| s % f == 0)
             && addr.is_multiple_of(bytes as u64)
         {
@@ -312,8 +339,20 @@ fn word(
 pub(crate) fn tile(p: &CopyPlan, dst_ptr: u64, src_ptr: u64) -> Option<(TilePlan, Vec<CopyPlan>)> {
     let (mut td, mut ts) = (side_target(p.itemsize), side_target(p.itemsize));
     loop {
-        if let Some(found) = tile_with(p, dst_ptr, src_ptr, td, ts) {
-            return Some(found);
+        if let Some(found) = tile_with(p, dst_ptr, src_ptr, td, ts, false) {
+            // Whole tiles ending at the source's lowest address along its backward axes
+            // where that gives wider words.
+            let led = p
+                .src_strides
+                .iter()
+                .any(|&s| s < 0)
+                .then(|| tile_with(p, dst_ptr, src_ptr, td, ts, true))
+                .flatten();
+            let bytes = |t: &TilePlan| t.read_word + t.write_word;
+            return Some(match led {
+                Some(l) if bytes(&l.0) > bytes(&found.0) => l,
+                _ => found,
+            });
         }
         if td <= 8 && ts <= 8 {
             return None;
@@ -332,8 +371,16 @@ fn tile_with(
     src_ptr: u64,
     td: i64,
     ts: i64,
+    lead: bool,
 ) -> Option<(TilePlan, Vec<CopyPlan>)> {
     let n = p.ndim();
+    let lead_of = |ext: &[i64], k: usize| {
+        if lead {
+            leading_remainder(p, ext, k)
+        } else {
+            0
+        }
+    };
     let mut ext = extents(p, td, ts);
     grow(p, &mut ext);
     // Tile axes, fastest destination axis first.
@@ -356,6 +403,14 @@ fn tile_with(
         read_word: 1,
         write_word: 1,
     };
+    // With `lead`, along an axis the source steps backwards along, whole tiles end at its
+    // last coordinate (the source's lowest address) and the remainder leads: the tiles'
+    // words then align where the source's lowest element does.
+    for k in 0..n {
+        let lead = lead_of(&ext, k);
+        t.src_offset += lead * p.src_strides[k];
+        t.dst_offset += lead * p.dst_strides[k];
+    }
     let mut order: SmallVec<[usize; 8]> = (0..tile_axes.len()).collect();
     // Broadcast axes (stride 0) last: reads walk memory that moves.
     order.sort_by_key(|&i| (t.src_strides[i] == 0, t.src_strides[i].unsigned_abs(), i));
@@ -411,7 +466,8 @@ fn tile_with(
     {
         return None;
     }
-    // Remainder slabs: along each split axis, the part past the last whole tile.
+    // Remainder slabs: along each split axis, the part past the last whole tile (before
+    // the first one where the remainder leads).
     let split: SmallVec<[usize; 8]> = (0..n)
         .filter(|&k| ext[k] > 0 && p.shape[k] % ext[k] != 0)
         .collect();
@@ -420,17 +476,33 @@ fn tile_with(
         let mut r = p.clone();
         for (bit, &k) in split.iter().enumerate() {
             let whole = p.shape[k] / ext[k] * ext[k];
+            let lead = lead_of(&ext, k);
+            // The slab's first coordinate along k, and the tiles' first.
+            let (slab, tiles) = if lead > 0 { (0, lead) } else { (whole, 0) };
             if mask & (1 << bit) != 0 {
-                r.src_offset += whole * p.src_strides[k];
-                r.dst_offset += whole * p.dst_strides[k];
+                r.src_offset += slab * p.src_strides[k];
+                r.dst_offset += slab * p.dst_strides[k];
                 r.shape[k] = p.shape[k] - whole;
             } else {
+                r.src_offset += tiles * p.src_strides[k];
+                r.dst_offset += tiles * p.dst_strides[k];
                 r.shape[k] = whole;
             }
         }
         rest.push(squeezed(r));
     }
     Some((t, rest))
+}
+
+/// The remainder that comes before the whole tiles along plan axis `k` (tile extents
+/// `ext`): the part of the axis that tiles do not divide where the source steps
+/// backwards along it, else none.
+fn leading_remainder(p: &CopyPlan, ext: &[i64], k: usize) -> i64 {
+    if ext[k] > 0 && p.src_strides[k] < 0 {
+        p.shape[k] % ext[k]
+    } else {
+        0
+    }
 }
 
 /// `p` without its extent-1 axes, volume recounted.

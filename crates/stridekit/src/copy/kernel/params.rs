@@ -78,10 +78,12 @@ pub(super) struct TileParams {
     ntiles: u32,
     data_bytes: i32,
     pos_bytes: i32,
+    sbase: i32,
+    jbase: i32,
 }
 
 // SAFETY: plain C struct matching `TileParams` in tile_copy.cu: 64-bit arrays first, then
-// 4-byte fields only (472 bytes, no padding).
+// 4-byte fields only (480 bytes, no padding).
 unsafe impl DeviceRepr for TileParams {}
 
 impl TileParams {
@@ -112,7 +114,13 @@ impl TileParams {
             ntiles: u32::try_from(t.tiles()).ok()?,
             data_bytes: i32::try_from(data_bytes(t)).ok()?,
             pos_bytes: i32::try_from(pos_bytes(t)).ok()?,
+            sbase: 0,
+            jbase: 0,
         };
+        // Reads walk memory upwards (`TilePlan::read_order`): an axis the source steps
+        // backwards along is walked from its far end, its stride and weight negated, the
+        // far end's offset and position added once.
+        let (mut sbase, mut jbase) = (0i64, 0i64);
         let mut w = 1i64;
         for k in 0..nt {
             let e = t.extents[k];
@@ -129,12 +137,20 @@ impl TileParams {
                 i32::try_from(t.dst_strides[k]).ok()?
             };
             p.wgt[k] = i32::try_from(w).ok()?;
+            if p.sstr[k] < 0 {
+                sbase += (e - 1) * i64::from(p.sstr[k]);
+                jbase += (e - 1) * w;
+                p.sstr[k] = p.sstr[k].checked_neg()?;
+                p.wgt[k] = -p.wgt[k];
+            }
             let f = FastDiv::new(p.ext[k] as u32);
             p.tmul[k] = f.mul;
             p.tsh[k] = f.packed_shifts();
             w *= e;
             p.sorder[k] = t.src_order[k] as i32;
         }
+        p.sbase = i32::try_from(sbase).ok()?;
+        p.jbase = i32::try_from(jbase).ok()?;
         for g in 0..ng {
             let n = u32::try_from(t.counts[g]).ok()?;
             let f = FastDiv::new(n);
@@ -198,17 +214,69 @@ impl FastDiv {
 }
 #[cfg(test)]
 mod tests {
-    use super::FastDiv;
+    use super::{FastDiv, TileParams};
+    use stridekit_layout::{CopyPlan, CopyStep, StridedLayout};
+
+    /// The tables `tile_copy.cu` builds from a parameter block: for each element in
+    /// source order, its source offset within the tile and its destination position.
+    fn kernel_read_table(p: &TileParams) -> Vec<(i64, usize)> {
+        (0..p.vol as u32)
+            .map(|i| {
+                let (mut rem, mut so, mut j) = (i, p.sbase as i64, p.jbase as i64);
+                for q in 0..p.nt as usize {
+                    let k = p.sorder[q] as usize;
+                    let e = p.ext[k] as u32;
+                    let c = (rem % e) as i64;
+                    rem /= e;
+                    so += c * p.sstr[k] as i64;
+                    j += c * p.wgt[k] as i64;
+                }
+                (so, j as usize)
+            })
+            .collect()
+    }
+
+    #[test]
+    fn tile_tables_walk_backward_axes_as_the_plan_reads_them() {
+        // Sources stepping backwards along their fast axes (a reversed interleave, a
+        // reversed run, a block with backward axes), into dense destinations.
+        let cases: [(&[i64], &[i64], i64); 3] = [
+            (&[3, 40000], &[-1, -3], 119_999),
+            (&[3, 45, 7001], &[315_045, -7001, -1], 315_044),
+            (
+                &[64, 3, 9, 77],
+                &[-2079, 1, 231, -3],
+                64 * 2079 - 2079 + 76 * 3,
+            ),
+        ];
+        let mut flipped = 0;
+        for (shape, strides, offset) in cases {
+            let src = StridedLayout::with_offset(shape, strides, 1, offset).unwrap();
+            let dst = StridedLayout::dense(shape, 1, stridekit_layout::Order::C).unwrap();
+            let plan = CopyPlan::new(&dst, &src).unwrap();
+            for step in plan.schedule(1 << 20, 1 << 20) {
+                let CopyStep::Tiled(t) = step else { continue };
+                let p = TileParams::new(&t).unwrap();
+                assert_eq!(kernel_read_table(&p), t.read_order(), "{t:?}");
+                flipped += usize::from(p.sbase != 0);
+                if strides == [-1, -3] {
+                    // The reversed interleave reads whole 16-byte words.
+                    assert_eq!(t.read_word, 16, "{t:?}");
+                }
+            }
+        }
+        assert!(flipped >= 2, "{flipped} tiles walked a backward axis");
+    }
 
     #[test]
     fn parameter_blocks_match_the_cuda_struct() {
         // shape, src, dst (PMAX x 8 bytes each), n (8), mul and sh (PMAX x 4 each).
         assert_eq!(std::mem::size_of::<super::Params<8>>(), 3 * 64 + 8 + 2 * 32);
         // src/dst steps (2 x 64), counts/mul/sh (3 x 32), seven 4-byte arrays of the tile
-        // axes (224), six scalars.
+        // axes (224), eight scalars.
         assert_eq!(
             std::mem::size_of::<super::TileParams>(),
-            128 + 96 + 224 + 24
+            128 + 96 + 224 + 32
         );
         assert_eq!(
             std::mem::size_of::<super::Params<64>>(),

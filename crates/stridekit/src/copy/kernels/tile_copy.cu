@@ -16,6 +16,7 @@ struct TileParams {
     int sorder[8];                                     // tile axes in source order
     int nt, ng, vol; unsigned int ntiles;
     int data_bytes, pos_bytes;                          // shared-memory carve-up
+    int sbase, jbase;  // offset and position of a tile's lowest source element
 };
 union RUnion { RWORD w; ELEM e[RW]; };
 // Shared-memory slot of destination-order element j (`TilePlan::slot`): 4 bytes of
@@ -56,7 +57,9 @@ extern "C" __global__ void __launch_bounds__(256, 4) tile_copy(const ELEM* __res
     int* doff = soff + nr;
     for (int i = threadIdx.x; i < vol; i += blockDim.x) {
         unsigned int rem = i;
-        int so = 0, j = 0;
+        // Source order walks memory upwards: backwards axes from their far end (their
+        // strides and weights come negated, the far end in sbase and jbase).
+        int so = p.sbase, j = p.jbase;
         for (int q = 0; q < p.nt; ++q) {
             const int k = p.sorder[q];
             const unsigned int hi = __umulhi(rem, p.tmul[k]);
