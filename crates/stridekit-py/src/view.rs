@@ -204,10 +204,9 @@ impl PyView {
     }
 
     /// A view through DLPack only (`__dlpack__`, or the C exchange API).
-    #[classmethod]
+    #[staticmethod]
     #[pyo3(signature = (obj, stream_ptr = None))]
     fn from_dlpack(
-        _cls: &Bound<'_, pyo3::types::PyType>,
         obj: &Bound<'_, PyAny>,
         stream_ptr: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Self> {
@@ -215,10 +214,9 @@ impl PyView {
     }
 
     /// A view through the CUDA Array Interface only.
-    #[classmethod]
+    #[staticmethod]
     #[pyo3(signature = (obj, stream_ptr = None))]
     fn from_cuda_array_interface(
-        _cls: &Bound<'_, pyo3::types::PyType>,
         obj: &Bound<'_, PyAny>,
         stream_ptr: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Self> {
@@ -226,19 +224,17 @@ impl PyView {
     }
 
     /// A view through NumPy's array interface only (host memory; no stream).
-    #[classmethod]
+    #[staticmethod]
     fn from_array_interface(
-        _cls: &Bound<'_, pyo3::types::PyType>,
         obj: &Bound<'_, PyAny>,
     ) -> PyResult<Self> {
         PyView::import(obj, None, Protocol::ArrayInterface)
     }
 
     /// A view through the best protocol `obj` offers (what the constructor does).
-    #[classmethod]
+    #[staticmethod]
     #[pyo3(signature = (obj, stream_ptr = None))]
     fn from_any_interface(
-        _cls: &Bound<'_, pyo3::types::PyType>,
         obj: &Bound<'_, PyAny>,
         stream_ptr: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Self> {
@@ -250,10 +246,9 @@ impl PyView {
     /// offsets from the buffer's start. A `StridedLayout` may stand for shape, strides
     /// and itemsize. `buffer` is a stridekit `Buffer`, or another library's buffer with
     /// `handle` and `size` (cuda.core's `Buffer`), which the view keeps alive.
-    #[classmethod]
+    #[staticmethod]
     #[pyo3(signature = (buffer, shape, strides = None, *, itemsize = None, dtype = None, is_readonly = false))]
     fn from_buffer(
-        _cls: &Bound<'_, pyo3::types::PyType>,
         buffer: &Bound<'_, PyAny>,
         shape: &Bound<'_, PyAny>,
         strides: Option<Vec<i64>>,
