@@ -37,7 +37,7 @@ pub use error::{LayoutError, Op, Result, Tuple};
 pub use layout::{Order, StridedLayout};
 pub use plan::CopyPlan;
 pub use repack::RepackOptions;
-pub use runs::{ElementRuns, RunAlign};
+pub use runs::ElementRuns;
 pub use schedule::CopyStep;
 pub use slice::{IntoRangeBounds, SliceArg};
 pub use tile::{TilePlan, TILE_MAX_AXES};

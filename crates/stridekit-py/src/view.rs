@@ -225,9 +225,7 @@ impl PyView {
 
     /// A view through NumPy's array interface only (host memory; no stream).
     #[staticmethod]
-    fn from_array_interface(
-        obj: &Bound<'_, PyAny>,
-    ) -> PyResult<Self> {
+    fn from_array_interface(obj: &Bound<'_, PyAny>) -> PyResult<Self> {
         PyView::import(obj, None, Protocol::ArrayInterface)
     }
 

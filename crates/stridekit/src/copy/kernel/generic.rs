@@ -6,7 +6,7 @@ use super::{function, sm_count, Variant};
 use crate::error::{driver, Result};
 use cudarc::driver::{CudaStream, LaunchConfig, PushKernelArg};
 use std::sync::Arc;
-use stridekit_layout::{CopyPlan, ElementRuns, RunAlign};
+use stridekit_layout::{CopyPlan, ElementRuns};
 
 /// Launches the elementwise copy of `plan` between base addresses `dst` and `src`: a
 /// group of its last axis a thread where it has runs, else one element a thread.
@@ -37,18 +37,13 @@ fn launch_with<const D: usize>(
     let wide = n > u32::MAX as u64 / 2;
     let (variant, per_thread) = match runs {
         Some(r) => {
-            let align = match r.align {
-                RunAlign::Row => 0,
-                RunAlign::Destination => 1,
-                RunAlign::Source => 2,
-            };
+            let reversed = r.plan.src_strides[r.plan.ndim() - 1] < 0;
             let v = Variant::Runs {
                 ndim: nd,
                 wide,
-                vec: r.vec,
-                align,
+                reversed,
             };
-            (v, super::run_unroll(r.vec * plan.itemsize))
+            (v, super::RUN_UNROLL)
         }
         None => (
             Variant::Generic { ndim: nd, wide },
@@ -76,8 +71,7 @@ fn launch_with<const D: usize>(
     // kernel the row length (i64), and we pass two 64-bit addresses, a Params by value
     // and the length; every offset the plan reaches lies inside memory the callers' views
     // validated, and the run kernel reads and writes only a group's elements inside its
-    // row (whole groups as one word where `ElementRuns` aligned them: both bases are
-    // element-aligned, as every kernel of this copy requires).
+    // row (a whole group as one 4-byte store, aligned by `ElementRuns`).
     unsafe { launch.launch(cfg) }.map_err(driver("strided copy kernel", "cuLaunchKernel"))?;
     Ok(())
 }

@@ -5,7 +5,7 @@
 //! | step | kernel (`copy/kernels/`) |
 //! | --- | --- |
 //! | `Memcpy` | `cuMemcpyAsync` |
-//! | `Elementwise` | 1-, 2- and 4-byte elements in rows of a group or more: `element_runs.cu`, a group of 4 or 8 bytes of the last axis a thread, one index decomposition per group, aligned groups as one word; others: `strided_copy.cu`, one thread per element; both keep several loads in flight |
+//! | `Elementwise` | bytes contiguous in the destination and read forwards or backwards: `element_runs.cu`, 4 bytes of the last axis a thread, one index decomposition and one aligned store per group; others: `strided_copy.cu`, one thread per element; both keep several loads in flight |
 //! | `Transpose` | `tiled_transpose.cu`, 32 x 32 word tiles over two axes; 1- and 2-byte elements that no 4-byte word keeps aligned: `word_transpose.cu` (aligned 4-byte words at any start, realigned with funnel shifts across lanes, blocks transposed in registers) |
 //! | `Tiled` | `tile_copy.cu`: tiles over several axes, tables in shared memory, words |
 //! | `SmallMatrices` | 1- and 2-byte elements: `small_matrices.cu`, whole matrices a tile, one run in and out, compile-time extents; 4-byte ones: `small_words.cu`, a warp per run of whole matrices in its own slice of shared memory, no block barrier |
@@ -53,13 +53,12 @@ const SMALL_MATRICES: &str = concat!(
 enum Variant {
     /// One thread per element, any layout; rank and 64-bit indexing.
     Generic { ndim: usize, wide: bool },
-    /// Groups of `vec` elements of the last axis a thread (`ElementRuns`); `align`: 0
-    /// from each row's start, 1 on the destination's words, 2 on the source's.
+    /// Groups of 4 bytes of the last axis a thread (`ElementRuns`), the source read
+    /// backwards when `reversed`.
     Runs {
         ndim: usize,
         wide: bool,
-        vec: usize,
-        align: usize,
+        reversed: bool,
     },
     /// 32 x 32 tiles of words of this many bytes (the itemsize: plain elements).
     Transpose { ndim: usize, word: usize },
@@ -96,11 +95,10 @@ impl Variant {
             Variant::Runs {
                 ndim,
                 wide,
-                vec,
-                align,
+                reversed,
             } => (
                 "element_runs",
-                [itemsize, ndim, wide as usize, 4 * vec + align],
+                [itemsize, ndim, wide as usize, reversed as usize],
             ),
             Variant::Transpose { ndim, word } => ("tiled_transpose", [itemsize, ndim, word, 0]),
             Variant::Word { ndim } => ("word_transpose", [itemsize, ndim, 0, 0]),
@@ -141,11 +139,8 @@ fn unroll(itemsize: usize) -> usize {
     (32 / itemsize).clamp(4, 16)
 }
 
-/// Groups each thread of the run kernel keeps in flight, for groups of `group_bytes`:
-/// about 32 bytes, at least 4 groups.
-fn run_unroll(group_bytes: usize) -> usize {
-    (32 / group_bytes).clamp(4, 8)
-}
+/// Groups of 4 bytes each thread of the run kernel keeps in flight: 32 bytes.
+const RUN_UNROLL: usize = 8;
 
 /// The kernel for (device, itemsize, variant), compiled on first use.
 fn function(stream: &Arc<CudaStream>, itemsize: usize, variant: Variant) -> Result<CudaFunction> {
@@ -194,16 +189,15 @@ fn kernel_source(itemsize: usize, variant: Variant) -> Result<(String, &'static 
         Variant::Runs {
             ndim,
             wide,
-            vec,
-            align,
+            reversed,
         } => (
             format!(
-                "#define NDIM {ndim}\n#define PMAX {}\n#define UNR {}\n{}#define IDX {}\n#define VEC {vec}\n#define VWORD {}\n#define ALIGN {align}\n",
+                "#define NDIM {ndim}\n#define PMAX {}\n#define UNR {}\n{}#define IDX {}\n#define SS {}\n",
                 params::pmax(ndim),
-                run_unroll(itemsize * vec),
+                RUN_UNROLL,
                 if wide { "" } else { "#define FASTDIV 1\n" },
                 if wide { "unsigned long long" } else { "unsigned int" },
-                wt(itemsize * vec)?
+                if reversed { "(-1)" } else { "1" }
             ),
             include_str!("../kernels/element_runs.cu"),
             "element_runs",
@@ -523,14 +517,12 @@ mod tests {
             for ndim in [1usize, 2, 3, 8, 9] {
                 for wide in [false, true] {
                     variants.push((isz, Variant::Generic { ndim, wide }));
-                    if isz <= 4 {
-                        let vec = if isz == 1 { 4 } else { 2 };
-                        for align in 0..3 {
+                    if isz == 1 {
+                        for reversed in [false, true] {
                             let v = Variant::Runs {
                                 ndim,
                                 wide,
-                                vec,
-                                align,
+                                reversed,
                             };
                             variants.push((isz, v));
                         }
