@@ -35,6 +35,8 @@ fn launch_with<const D: usize>(
     let src0 = src.wrapping_add_signed(plan.src_offset * isz);
     let dst0 = dst.wrapping_add_signed(plan.dst_offset * isz);
     let wide = n > u32::MAX as u64 / 2;
+    // Offsets as the original plan reaches them (groups reach a few bytes past a row).
+    let narrow = offsets_fit_32_bits(plan);
     let (variant, per_thread) = match runs {
         Some(r) => {
             let reversed = r.plan.src_strides[r.plan.ndim() - 1] < 0;
@@ -42,13 +44,18 @@ fn launch_with<const D: usize>(
                 ndim: nd,
                 wide,
                 reversed,
+                narrow,
             };
             (v, super::RUN_UNROLL)
         }
-        None => (
-            Variant::Generic { ndim: nd, wide },
-            super::unroll(plan.itemsize),
-        ),
+        None => {
+            let v = Variant::Generic {
+                ndim: nd,
+                wide,
+                narrow,
+            };
+            (v, super::unroll(plan.itemsize))
+        }
     };
     let f = function(stream, plan.itemsize, variant)?;
     let per_block = 256 * per_thread as u64;
@@ -74,4 +81,40 @@ fn launch_with<const D: usize>(
     // row (a whole group as one 4-byte store, aligned by `ElementRuns`).
     unsafe { launch.launch(cfg) }.map_err(driver("strided copy kernel", "cuLaunchKernel"))?;
     Ok(())
+}
+
+/// Whether every element offset the kernel computes for `plan` (from each side's element
+/// 0, in elements: a group's first column may sit up to 3 before its row) fits a signed
+/// 32-bit integer.
+fn offsets_fit_32_bits(plan: &CopyPlan) -> bool {
+    let reach = |strides: &[i64]| -> i128 {
+        plan.shape
+            .iter()
+            .zip(strides)
+            .map(|(&n, &s)| i128::from(n.max(1) - 1) * i128::from(s).abs())
+            .sum()
+    };
+    // The run kernel's groups reach up to 4 columns past a row either way.
+    let slack = 4 * 4;
+    reach(&plan.src_strides) + slack <= i128::from(i32::MAX)
+        && reach(&plan.dst_strides) + slack <= i128::from(i32::MAX)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::offsets_fit_32_bits;
+    use stridekit_layout::{CopyPlan, Order, StridedLayout};
+
+    #[test]
+    fn offsets_narrow_to_32_bits_only_when_both_sides_fit() {
+        let plan = |n: i64, step: i64| {
+            let dst = StridedLayout::dense(&[n], 1, Order::C).unwrap();
+            let src = StridedLayout::with_offset(&[n], &[step], 1, 0).unwrap();
+            CopyPlan::new(&dst, &src).unwrap()
+        };
+        assert!(offsets_fit_32_bits(&plan(1 << 20, 3)));
+        assert!(offsets_fit_32_bits(&plan((1 << 30) - 16, 2)));
+        assert!(!offsets_fit_32_bits(&plan(1 << 30, 2)));
+        assert!(!offsets_fit_32_bits(&plan(1 << 31, 1)));
+    }
 }

@@ -51,14 +51,20 @@ const SMALL_MATRICES: &str = concat!(
 /// Which copy kernel, and its compile-time shape.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 enum Variant {
-    /// One thread per element, any layout; rank and 64-bit indexing.
-    Generic { ndim: usize, wide: bool },
+    /// One thread per element, any layout; rank, 64-bit indexing, and 32-bit element
+    /// offsets (`narrow`: both sides' offsets fit them).
+    Generic {
+        ndim: usize,
+        wide: bool,
+        narrow: bool,
+    },
     /// Groups of 4 bytes of the last axis a thread (`ElementRuns`), the source read
     /// backwards when `reversed`.
     Runs {
         ndim: usize,
         wide: bool,
         reversed: bool,
+        narrow: bool,
     },
     /// 32 x 32 tiles of words of this many bytes (the itemsize: plain elements).
     Transpose { ndim: usize, word: usize },
@@ -91,14 +97,23 @@ impl Variant {
     /// The runtime's key for this variant's kernel of `itemsize`-byte elements.
     fn key(self, itemsize: usize) -> FunctionKey {
         match self {
-            Variant::Generic { ndim, wide } => ("strided_copy", [itemsize, ndim, wide as usize, 0]),
+            Variant::Generic { ndim, wide, narrow } => (
+                "strided_copy",
+                [itemsize, ndim, wide as usize, narrow as usize],
+            ),
             Variant::Runs {
                 ndim,
                 wide,
                 reversed,
+                narrow,
             } => (
                 "element_runs",
-                [itemsize, ndim, wide as usize, reversed as usize],
+                [
+                    itemsize,
+                    ndim,
+                    wide as usize,
+                    reversed as usize + 2 * narrow as usize,
+                ],
             ),
             Variant::Transpose { ndim, word } => ("tiled_transpose", [itemsize, ndim, word, 0]),
             Variant::Word { ndim } => ("word_transpose", [itemsize, ndim, 0, 0]),
@@ -175,13 +190,14 @@ fn kernel_source(itemsize: usize, variant: Variant) -> Result<(String, &'static 
     let elem = word_type(itemsize).ok_or_else(|| unsupported(itemsize))?;
     let wt = |bytes: usize| word_type(bytes).ok_or_else(|| unsupported(bytes));
     let (defs, body, name) = match variant {
-        Variant::Generic { ndim, wide } => (
+        Variant::Generic { ndim, wide, narrow } => (
             format!(
-                "#define NDIM {ndim}\n#define PMAX {}\n#define UNR {}\n{}#define IDX {}\n",
+                "#define NDIM {ndim}\n#define PMAX {}\n#define UNR {}\n{}#define IDX {}\n#define OFF {}\n",
                 params::pmax(ndim),
                 unroll(itemsize),
                 if wide { "" } else { "#define FASTDIV 1\n" },
-                if wide { "unsigned long long" } else { "unsigned int" }
+                if wide { "unsigned long long" } else { "unsigned int" },
+                if narrow { "int" } else { "long long" }
             ),
             include_str!("../kernels/strided_copy.cu"),
             "strided_copy",
@@ -190,13 +206,15 @@ fn kernel_source(itemsize: usize, variant: Variant) -> Result<(String, &'static 
             ndim,
             wide,
             reversed,
+            narrow,
         } => (
             format!(
-                "#define NDIM {ndim}\n#define PMAX {}\n#define UNR {}\n{}#define IDX {}\n#define SS {}\n",
+                "#define NDIM {ndim}\n#define PMAX {}\n#define UNR {}\n{}#define IDX {}\n#define OFF {}\n#define SS {}\n",
                 params::pmax(ndim),
                 RUN_UNROLL,
                 if wide { "" } else { "#define FASTDIV 1\n" },
                 if wide { "unsigned long long" } else { "unsigned int" },
+                if narrow { "int" } else { "long long" },
                 if reversed { "(-1)" } else { "1" }
             ),
             include_str!("../kernels/element_runs.cu"),
@@ -515,14 +533,15 @@ mod tests {
         let mut variants = Vec::new();
         for isz in [1usize, 2, 4, 8, 16] {
             for ndim in [1usize, 2, 3, 8, 9] {
-                for wide in [false, true] {
-                    variants.push((isz, Variant::Generic { ndim, wide }));
+                for (wide, narrow) in [(false, true), (false, false), (true, false)] {
+                    variants.push((isz, Variant::Generic { ndim, wide, narrow }));
                     if isz == 1 {
                         for reversed in [false, true] {
                             let v = Variant::Runs {
                                 ndim,
                                 wide,
                                 reversed,
+                                narrow,
                             };
                             variants.push((isz, v));
                         }

@@ -3,7 +3,7 @@
 // destination, stepping SS = 1 or -1 in the source), so that one index decomposition
 // serves the group; groups start on the destination's 4-byte words, so a whole group is
 // one aligned store. Compiled with ELEM (unsigned char), NDIM, PMAX, UNR, IDX, FASTDIV
-// (32-bit indices) and SS defined before the prelude. `p.shape[NDIM - 1]` counts groups
+// (32-bit indices), OFF (the type of element offsets) and SS defined before the prelude. `p.shape[NDIM - 1]` counts groups
 // per row (`p.n` groups in all); `len` is the row's length. Only a group's bytes inside
 // [0, len) are read or written.
 extern "C" __global__ void __launch_bounds__(256) element_runs(const ELEM* __restrict__ src, ELEM* __restrict__ dst,
@@ -12,7 +12,7 @@ extern "C" __global__ void __launch_bounds__(256) element_runs(const ELEM* __res
     const IDX chunk = (IDX)blockDim.x * UNR;
     for (IDX b = (IDX)blockIdx.x * chunk; b < n; b += (IDX)gridDim.x * chunk) {
         unsigned int v[UNR];
-        long long at[UNR];
+        OFF at[UNR];
         int lo[UNR], hi[UNR];
 #pragma unroll
         for (int u = 0; u < UNR; ++u) {
@@ -23,7 +23,7 @@ extern "C" __global__ void __launch_bounds__(256) element_runs(const ELEM* __res
             v[u] = 0;
             if (i < n) {
                 IDX rem = i;
-                long long so = 0, d = 0, c0 = 0;
+                OFF so = 0, d = 0, c0 = 0;
 #pragma unroll
                 for (int k = NDIM - 1; k >= 0; --k) {
 #ifdef FASTDIV
@@ -35,13 +35,13 @@ extern "C" __global__ void __launch_bounds__(256) element_runs(const ELEM* __res
                     const IDX j = rem - q * (IDX)p.shape[k];
                     rem = q;
                     if (k == NDIM - 1) {
-                        c0 = (long long)j * 4;
+                        c0 = (OFF)j * 4;
                     } else {
-                        so += (long long)j * p.src[k];
-                        d += (long long)j * p.dst[k];
+                        so += (OFF)j * (OFF)p.src[k];
+                        d += (OFF)j * (OFF)p.dst[k];
                     }
                 }
-                c0 -= (long long)((unsigned long long)(dst + d) & 3u);
+                c0 -= (OFF)((unsigned long long)(dst + d) & 3u);
                 const int l0 = c0 < 0 ? (int)-c0 : 0;
                 const int h0 = len - c0 < 4 ? (int)(len - c0) : 4;
                 lo[u] = l0;

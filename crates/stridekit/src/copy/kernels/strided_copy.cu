@@ -2,20 +2,22 @@
 // destination-order elements (coalesced writes, and coalesced reads where the source
 // shares the fast axis). Each thread loads UNR elements, a block's width apart, before it
 // stores any, so that enough bytes are in flight to cover memory latency. With 32-bit
-// indices (FASTDIV) each division by an extent is a multiply-high and two shifts.
+// indices (FASTDIV) each division by an extent is a multiply-high and two shifts; OFF is
+// the type of element offsets (int where both sides' offsets fit 32 bits, fewer registers
+// and instructions; else long long).
 extern "C" __global__ void __launch_bounds__(256) strided_copy(const ELEM* __restrict__ src, ELEM* __restrict__ dst, const Params p) {
     const IDX n = (IDX)p.n;
     const IDX chunk = (IDX)blockDim.x * UNR;
     for (IDX b = (IDX)blockIdx.x * chunk; b < n; b += (IDX)gridDim.x * chunk) {
         ELEM v[UNR];
-        long long at[UNR];
+        OFF at[UNR];
 #pragma unroll
         for (int u = 0; u < UNR; ++u) {
             const IDX i = b + (IDX)u * blockDim.x + threadIdx.x;
             at[u] = -1;
             if (i < n) {
                 IDX rem = i;
-                long long so = 0, d = 0;
+                OFF so = 0, d = 0;
 #pragma unroll
                 for (int k = NDIM - 1; k >= 0; --k) {
 #ifdef FASTDIV
@@ -26,8 +28,8 @@ extern "C" __global__ void __launch_bounds__(256) strided_copy(const ELEM* __res
 #endif
                     const IDX j = rem - q * (IDX)p.shape[k];
                     rem = q;
-                    so += (long long)j * p.src[k];
-                    d += (long long)j * p.dst[k];
+                    so += (OFF)j * (OFF)p.src[k];
+                    d += (OFF)j * (OFF)p.dst[k];
                 }
                 v[u] = src[so];
                 at[u] = d;
