@@ -2,7 +2,7 @@
 //! ([`CopyPlan::element_runs`]), `strided_copy.cu` for any plan.
 
 use super::params::{pmax, Params, MAXD, SMALLD};
-use super::{function, sm_count, Variant};
+use super::{function, Variant};
 use crate::error::{driver, Result};
 use cudarc::driver::{CudaStream, LaunchConfig, PushKernelArg};
 use std::sync::Arc;
@@ -34,7 +34,8 @@ fn launch_with<const D: usize>(
     let isz = plan.itemsize as i64;
     let src0 = src.wrapping_add_signed(plan.src_offset * isz);
     let dst0 = dst.wrapping_add_signed(plan.dst_offset * isz);
-    let wide = n > u32::MAX as u64 / 2;
+    // 32-bit indices where a chunk index plus the whole grid's step stays below 2^32.
+    let wide = n > u32::MAX as u64 / 4;
     // Offsets as the original plan reaches them (groups reach a few bytes past a row).
     let narrow = offsets_fit_32_bits(plan);
     let (variant, per_thread) = match runs {
@@ -58,11 +59,11 @@ fn launch_with<const D: usize>(
         }
     };
     let f = function(stream, plan.itemsize, variant)?;
+    // One block per chunk, not a persistent grid: measured (`elementwise_lab.cu`), blocks
+    // that the hardware hands out in order keep the stores of scattered bytes together,
+    // 1.2-1.8x faster. The kernels loop over chunks past the largest grid.
     let per_block = 256 * per_thread as u64;
-    let resident = super::resident_blocks(stream, &f, plan.itemsize, variant, 0)?;
-    let blocks = n
-        .div_ceil(per_block)
-        .clamp(1, sm_count(stream)?.max(1) * resident) as u32;
+    let blocks = n.div_ceil(per_block).clamp(1, i32::MAX as u64) as u32;
     let cfg = LaunchConfig {
         grid_dim: (blocks, 1, 1),
         block_dim: (256, 1, 1),

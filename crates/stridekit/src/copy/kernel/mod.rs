@@ -149,9 +149,15 @@ fn word_type(bytes: usize) -> Option<&'static str> {
 }
 
 /// Elements each thread of the elementwise kernel keeps in flight: about 32 bytes (64 for
-/// 16-byte elements), enough to cover memory latency, at most 16 (registers).
+/// 16-byte elements), enough to cover memory latency, at most 16 (registers); 4 for
+/// bytes, whose grid of one block per chunk keeps enough in flight (measured in
+/// `bench/kernel_lab/elementwise_lab.cu`: 4 beat 8 and 16 on scattered byte stores).
 fn unroll(itemsize: usize) -> usize {
-    (32 / itemsize).clamp(4, 16)
+    if itemsize == 1 {
+        4
+    } else {
+        (32 / itemsize).clamp(4, 16)
+    }
 }
 
 /// Groups of 4 bytes each thread of the run kernel keeps in flight: 32 bytes.
