@@ -81,6 +81,18 @@ fn steps(plan: &CopyPlan, dptr: u64, sptr: u64) -> String {
         .join("+")
 }
 
+/// The comma-separated case numbers after `flag` when it is the first argument.
+fn case_list(flag: &str) -> Option<Vec<usize>> {
+    let mut args = std::env::args().skip(1);
+    (args.next().as_deref() == Some(flag)).then(|| {
+        args.next()
+            .unwrap_or_default()
+            .split(',')
+            .filter_map(|x| x.trim().parse().ok())
+            .collect()
+    })
+}
+
 fn main() -> R<()> {
     if !stridekit::cuda_available() {
         println!("random_bench needs a CUDA device");
@@ -88,25 +100,9 @@ fn main() -> R<()> {
     }
     // `random_bench --profile 2,16,175`: those cases' copies once each, nothing else (for
     // Nsight Compute: `ncu ... random_bench --profile 2`).
-    let profile: Option<Vec<usize>> = (std::env::args().nth(1).as_deref() == Some("--profile"))
-        .then(|| {
-            std::env::args()
-                .nth(2)
-                .unwrap_or_default()
-                .split(',')
-                .filter_map(|x| x.trim().parse().ok())
-                .collect()
-        });
+    let profile = case_list("--profile");
     // `random_bench --cases 2,16,26 [FILE]`: those cases only, measured as in a full run.
-    let only: Option<Vec<usize>> =
-        (std::env::args().nth(1).as_deref() == Some("--cases")).then(|| {
-            std::env::args()
-                .nth(2)
-                .unwrap_or_default()
-                .split(',')
-                .filter_map(|x| x.trim().parse().ok())
-                .collect()
-        });
+    let only = case_list("--cases");
     let n_cases: usize = match (&profile, &only) {
         (Some(p), _) | (None, Some(p)) => p.iter().max().map_or(0, |m| m + 1),
         (None, None) => std::env::args()
