@@ -152,17 +152,6 @@ impl TilePlan {
         out
     }
 
-    /// The source offset of a tile's lowest element from its first one: the far end of
-    /// every axis the source steps backwards along (0 when it steps forwards along all).
-    pub fn src_lowest(&self) -> i64 {
-        self.extents
-            .iter()
-            .zip(&self.src_strides)
-            .filter(|(_, &s)| s < 0)
-            .map(|(&e, &s)| (e - 1) * s)
-            .sum()
-    }
-
     /// Offsets (source, destination) of tile `t`'s first element.
     pub fn tile_offsets(&self, mut t: u64) -> (i64, i64) {
         let (mut s, mut d) = (self.src_offset, self.dst_offset);
