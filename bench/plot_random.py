@@ -1,0 +1,69 @@
+"""Plots of `random_bench` runs: sector-exact efficiency of every case, sorted, for each
+full run given, and case by case for a pair of runs of the same cases in one call.
+
+    python3 bench/plot_random.py OUT.svg --full LABEL=RUN.txt ... --pair LABEL=RUN.txt LABEL=RUN.txt
+
+RUN.txt is the text `random_bench` prints (its "case N: eff ... (sector-exact X" lines).
+"""
+
+import re
+import sys
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+
+CASE = re.compile(r"case\s+(\d+): eff [\d.]+ \(sector-exact ([\d.]+)")
+
+
+def load(path):
+    """Sector-exact efficiency by case (the first line of each case: the ten worst repeat)."""
+    out = {}
+    with open(path) as f:
+        for line in f:
+            m = CASE.match(line)
+            if m and int(m.group(1)) not in out:
+                out[int(m.group(1))] = float(m.group(2))
+    return out
+
+
+def main():
+    args = sys.argv[1:]
+    out = args.pop(0)
+    full, pair, mode = [], [], None
+    for a in args:
+        if a in ("--full", "--pair"):
+            mode = a
+            continue
+        label, path = a.split("=", 1)
+        (full if mode == "--full" else pair).append((label, load(path)))
+    fig, axes = plt.subplots(1, 2, figsize=(11, 4.2))
+    ax = axes[0]
+    for label, runs in full:
+        v = sorted(runs.values())
+        ax.plot(range(len(v)), v, label=f"{label} (median {v[len(v) // 2]:.2f})")
+    ax.axhline(0.85, color="gray", ls=":", lw=1)
+    ax.axhline(0.65, color="gray", ls=":", lw=1)
+    ax.set_xlabel("case, sorted by efficiency")
+    ax.set_ylabel("sector-exact efficiency")
+    ax.set_title("All random layouts")
+    ax.legend(fontsize=8)
+    if len(pair) == 2:
+        ax = axes[1]
+        (la, a), (lb, b) = pair
+        cases = sorted(set(a) & set(b), key=lambda c: a[c])
+        x = range(len(cases))
+        ax.scatter(x, [a[c] for c in cases], s=14, label=la)
+        ax.scatter(x, [b[c] for c in cases], s=14, marker="^", label=lb)
+        for i, c in enumerate(cases):
+            ax.plot([i, i], [a[c], b[c]], color="lightgray", lw=1, zorder=0)
+        ax.set_xlabel("case, sorted by the first run")
+        ax.set_title("The same cases, one call")
+        ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(out)
+
+
+if __name__ == "__main__":
+    main()
