@@ -34,8 +34,7 @@ fn launch_with<const D: usize>(
     let isz = plan.itemsize as i64;
     let src0 = src.wrapping_add_signed(plan.src_offset * isz);
     let dst0 = dst.wrapping_add_signed(plan.dst_offset * isz);
-    // 32-bit indices where a chunk index plus the whole grid's step stays below 2^32.
-    let wide = n > u32::MAX as u64 / 4;
+    let wide = n > NARROW_INDICES_UP_TO;
     // Offsets as the original plan reaches them (groups reach a few bytes past a row).
     let narrow = offsets_fit_32_bits(plan);
     let (variant, per_thread) = match runs {
@@ -59,11 +58,7 @@ fn launch_with<const D: usize>(
         }
     };
     let f = function(stream, plan.itemsize, variant)?;
-    // One block per chunk, not a persistent grid: measured (`elementwise_lab.cu`), blocks
-    // that the hardware hands out in order keep the stores of scattered bytes together,
-    // 1.2-1.8x faster. The kernels loop over chunks past the largest grid.
-    let per_block = 256 * per_thread as u64;
-    let blocks = n.div_ceil(per_block).clamp(1, i32::MAX as u64) as u32;
+    let blocks = grid_blocks(n, per_thread);
     let cfg = LaunchConfig {
         grid_dim: (blocks, 1, 1),
         block_dim: (256, 1, 1),
@@ -82,6 +77,19 @@ fn launch_with<const D: usize>(
     // row (a whole group as one 4-byte store, aligned by `ElementRuns`).
     unsafe { launch.launch(cfg) }.map_err(driver("strided copy kernel", "cuLaunchKernel"))?;
     Ok(())
+}
+
+/// The most items (elements or groups) the kernels index in 32 bits: a chunk's first index
+/// plus the whole grid's step (at most the items rounded up to a chunk) stays below 2^32.
+const NARROW_INDICES_UP_TO: u64 = u32::MAX as u64 / 4;
+
+/// Blocks of 256 threads for `n` items, `per_thread` each: one block per chunk, not a
+/// persistent grid (measured in `bench/kernel_lab/elementwise_lab.cu`: blocks that the
+/// hardware hands out in order keep the stores of scattered bytes together, 1.2-1.8x
+/// faster). Past the largest grid the kernels loop over chunks.
+fn grid_blocks(n: u64, per_thread: usize) -> u32 {
+    n.div_ceil(256 * per_thread as u64)
+        .clamp(1, i32::MAX as u64) as u32
 }
 
 /// Whether every element offset the kernel computes for `plan` (from each side's element
@@ -103,7 +111,28 @@ fn offsets_fit_32_bits(plan: &CopyPlan) -> bool {
 
 #[cfg(test)]
 mod tests {
-    use super::offsets_fit_32_bits;
+    use super::{grid_blocks, offsets_fit_32_bits, NARROW_INDICES_UP_TO};
+
+    /// The kernels' loop `for (b = blockIdx.x * chunk; b < n; b += gridDim.x * chunk)` in
+    /// 32-bit indices never wraps: its last chunk's index plus the grid's step fits.
+    #[test]
+    fn narrow_indices_never_wrap_in_the_chunk_loop() {
+        for per_thread in [4usize, 8, 16] {
+            let chunk = 256 * per_thread as u64;
+            for n in [1, 1000, NARROW_INDICES_UP_TO - 1, NARROW_INDICES_UP_TO] {
+                let blocks = u64::from(grid_blocks(n, per_thread));
+                let last = (n - 1) / chunk * chunk;
+                assert!(
+                    last + blocks * chunk <= u64::from(u32::MAX),
+                    "{n} {per_thread}"
+                );
+                assert!(blocks * chunk >= n, "one pass covers every item");
+            }
+        }
+        assert_eq!(grid_blocks(0, 4), 1);
+        assert_eq!(grid_blocks(u64::MAX / 2, 16), i32::MAX as u32);
+    }
+
     use stridekit_layout::{CopyPlan, Order, StridedLayout};
 
     #[test]
