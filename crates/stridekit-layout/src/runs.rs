@@ -8,7 +8,7 @@ use crate::plan::CopyPlan;
 /// by one thread (`element_runs.cu`): rows of 1-byte elements that are contiguous in the
 /// destination and read forwards or backwards along contiguous source bytes.
 ///
-/// The row of `len` elements holds `groups` groups; group `g` of a row covers the
+/// The row of `len` elements holds [`ElementRuns::groups`] groups; group `g` of a row covers the
 /// elements `c0 .. c0 + VEC` that lie inside `0 .. len`, where `c0` is
 /// [`ElementRuns::first_column`]: groups start on the destination's 4-byte words, so a
 /// whole group is one aligned store.
@@ -26,15 +26,13 @@ use crate::plan::CopyPlan;
 /// let dst = StridedLayout::dense(&[64, 1000], 1, Order::C)?;
 /// let runs = CopyPlan::new(&dst, &src)?.element_runs().unwrap();
 /// assert_eq!(runs.len, 1000);
-/// assert_eq!(runs.groups, 251); // a row may start anywhere in its first word
+/// assert_eq!(runs.groups(), 251); // a row may start anywhere in its first word
 /// # Ok::<(), stridekit_layout::LayoutError>(())
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ElementRuns {
     /// Elements per row (the plan's last extent).
     pub len: i64,
-    /// Groups per row.
-    pub groups: i64,
     /// The plan the kernel indexes: the original with its last extent counting groups
     /// (strides and offsets unchanged, in elements) and its volume the number of groups.
     pub plan: CopyPlan,
@@ -43,6 +41,11 @@ pub struct ElementRuns {
 impl ElementRuns {
     /// Bytes per group.
     pub const VEC: usize = 4;
+
+    /// Groups per row: the last extent of [`ElementRuns::plan`].
+    pub fn groups(&self) -> i64 {
+        self.plan.shape[self.plan.ndim() - 1]
+    }
 
     /// The first column of group `g` of a row whose first destination byte is at
     /// address `row_start`: groups start on 4-byte boundaries of the destination.
@@ -72,7 +75,7 @@ impl CopyPlan {
         let mut plan = self.clone();
         plan.shape[last] = groups;
         plan.volume = rows.checked_mul(usize::try_from(groups).ok()?)?;
-        Some(ElementRuns { len, groups, plan })
+        Some(ElementRuns { len, plan })
     }
 }
 
@@ -166,6 +169,6 @@ mod tests {
         assert!(plan(&[100], &[3], 1).element_runs().is_none());
         assert!(plan(&[3], &[-1], 1).element_runs().is_none());
         let r = plan(&[100], &[-1], 1).element_runs().unwrap();
-        assert_eq!((r.len, r.groups), (100, 26));
+        assert_eq!((r.len, r.groups()), (100, 26));
     }
 }

@@ -337,9 +337,9 @@ pub(crate) fn tile(p: &CopyPlan, dst_ptr: u64, src_ptr: u64) -> Option<(TilePlan
                 .any(|&s| s < 0)
                 .then(|| tile_with(p, dst_ptr, src_ptr, td, ts, true))
                 .flatten();
-            let bytes = |t: &TilePlan| t.read_word + t.write_word;
+            let words = |t: &TilePlan| t.read_word + t.write_word;
             return Some(match led {
-                Some(l) if bytes(&l.0) > bytes(&found.0) => l,
+                Some(l) if words(&l.0) > words(&found.0) => l,
                 _ => found,
             });
         }

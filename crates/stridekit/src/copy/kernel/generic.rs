@@ -73,8 +73,9 @@ fn launch_with<const D: usize>(
     // SAFETY: the kernel's parameters are (const ELEM*, ELEM*, Params), and for the run
     // kernel the row length (i64), and we pass two 64-bit addresses, a Params by value
     // and the length; every offset the plan reaches lies inside memory the callers' views
-    // validated, and the run kernel reads and writes only a group's elements inside its
-    // row (a whole group as one 4-byte store, aligned by `ElementRuns`).
+    // validated (as 32-bit offsets only where `offsets_fit_32_bits` says every one fits),
+    // and the run kernel reads and writes only a group's elements inside its row (a whole
+    // group as one 4-byte store, aligned by `ElementRuns`).
     unsafe { launch.launch(cfg) }.map_err(driver("strided copy kernel", "cuLaunchKernel"))?;
     Ok(())
 }

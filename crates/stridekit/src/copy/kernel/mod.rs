@@ -163,6 +163,19 @@ fn unroll(itemsize: usize) -> usize {
 /// Groups of 4 bytes each thread of the run kernel keeps in flight: 32 bytes.
 const RUN_UNROLL: usize = 8;
 
+/// The defines of the elementwise kernels' indexing: rank, parameter block, items a thread
+/// keeps in flight, 32-bit indices with fast division unless `wide`, 32-bit element
+/// offsets where `narrow`.
+fn index_defines(ndim: usize, unr: usize, wide: bool, narrow: bool) -> String {
+    format!(
+        "#define NDIM {ndim}\n#define PMAX {}\n#define UNR {unr}\n{}#define IDX {}\n#define OFF {}\n",
+        params::pmax(ndim),
+        if wide { "" } else { "#define FASTDIV 1\n" },
+        if wide { "unsigned long long" } else { "unsigned int" },
+        if narrow { "int" } else { "long long" }
+    )
+}
+
 /// The kernel for (device, itemsize, variant), compiled on first use.
 fn function(stream: &Arc<CudaStream>, itemsize: usize, variant: Variant) -> Result<CudaFunction> {
     const OP: &str = "strided copy kernel";
@@ -197,14 +210,7 @@ fn kernel_source(itemsize: usize, variant: Variant) -> Result<(String, &'static 
     let wt = |bytes: usize| word_type(bytes).ok_or_else(|| unsupported(bytes));
     let (defs, body, name) = match variant {
         Variant::Generic { ndim, wide, narrow } => (
-            format!(
-                "#define NDIM {ndim}\n#define PMAX {}\n#define UNR {}\n{}#define IDX {}\n#define OFF {}\n",
-                params::pmax(ndim),
-                unroll(itemsize),
-                if wide { "" } else { "#define FASTDIV 1\n" },
-                if wide { "unsigned long long" } else { "unsigned int" },
-                if narrow { "int" } else { "long long" }
-            ),
+            index_defines(ndim, unroll(itemsize), wide, narrow),
             include_str!("../kernels/strided_copy.cu"),
             "strided_copy",
         ),
@@ -215,12 +221,8 @@ fn kernel_source(itemsize: usize, variant: Variant) -> Result<(String, &'static 
             narrow,
         } => (
             format!(
-                "#define NDIM {ndim}\n#define PMAX {}\n#define UNR {}\n{}#define IDX {}\n#define OFF {}\n#define SS {}\n",
-                params::pmax(ndim),
-                RUN_UNROLL,
-                if wide { "" } else { "#define FASTDIV 1\n" },
-                if wide { "unsigned long long" } else { "unsigned int" },
-                if narrow { "int" } else { "long long" },
+                "{}#define SS {}\n",
+                index_defines(ndim, RUN_UNROLL, wide, narrow),
                 if reversed { "(-1)" } else { "1" }
             ),
             include_str!("../kernels/element_runs.cu"),
