@@ -14,6 +14,7 @@
 //! | batched small matrices | 1-, 2- and 4-byte elements; `(B, m, n) -> (B, n, m)` with both sides dense, `m` and `n` 2 to 64 ([`CopyPlan::small_matrix_axes`]) | [`CopyStep::SmallMatrices`] | many matrices a tile: the batch as one run of aligned 16-byte chunks in and out, destination words gathered from shared memory with compile-time extents; 4-byte elements: a warp per run of whole matrices, no block barrier |
 //! | transpose of two long axes | the source's fast axis and the destination's differ, both at least a tile side (32 words; 1- and 2-byte elements in 4-byte words where those stay aligned) | [`CopyStep::Transpose`] | 32 x 32 word tiles through shared memory, all of a thread's loads in flight at once; 1- and 2-byte elements whose rows start anywhere (no aligned 4-byte words): the word transpose (aligned 16-byte chunks in, realigned with funnel shifts across lanes, 4 x 4 byte or 2 x 2 halfword blocks transposed in registers, 16-byte chunks out where the destination's rows are 16-byte aligned, realigned words elsewhere) |
 //! | one short side | 1- and 2-byte elements; one fast axis has 2 to 16 elements (channels), the other spans at least 256 bytes (pixels) ([`CopyPlan::channel_transpose_axes`]); or one channel picked out of pixels 2 to 4 elements apart, in aligned groups ([`CopyPlan::picked_channel`]) | [`CopyStep::Channels`] | 2 to 4 channels whose planes and batches start on 16 bytes ([`CopyPlan::channel_groups_aligned`]): 16 bytes of every plane a thread, regrouped in registers; others: tiles of up to 4 KiB per channel, the interleaved pixels moving as one run of aligned 16-byte chunks, each plane as another, realigned with funnel shifts |
+//! | gathered reads | short fast axes, but one warp of the elementwise kernel (32 consecutive destination elements) reads few more source sectors than they fill, and elements sharing a sector are read within 1 MiB of each other: planes into small blocks, pairs of interleaved streams ([`GATHER_SPREAD`], [`GATHER_REUSE_BYTES`]) | [`CopyStep::Elementwise`] | as above: L1 and L2 gather the short runs, no shared-memory staging, barrier or remainder launch |
 //! | everything else (short fast axes: permutations of many small axes; channel layouts and batched small transposes of wider elements) | fast axes differ, one is short | [`CopyStep::Tiled`] | tiles that merge axes until both sides move >= 32 elements (128 bytes where it fits) contiguously and the tile holds ~2048 elements, staged through shared memory, read and written in 4-16 byte words where the runs are aligned |
 //! | fallback | a tile would not fit (offsets past 32 bits, more than 8 tile or grid axes) | [`CopyStep::Elementwise`] | as above |
 //!
@@ -163,6 +164,68 @@ fn element_aligned(p: &CopyPlan, dst_ptr: u64, src_ptr: u64) -> bool {
     s0.is_multiple_of(isz) && d0.is_multiple_of(isz)
 }
 
+/// How far one warp of the elementwise kernel may scatter its reads (0: its 32 elements
+/// read the fewest 32-byte sectors they can fill, 1: a sector each) for it to take a copy
+/// that tiles would otherwise stage.
+const GATHER_SPREAD: f64 = 0.4;
+
+/// Source elements that share a sector lie at most this many destination bytes apart in
+/// the elementwise kernel's order for it to take such a copy: the sector is still in L2
+/// when the second element is read.
+const GATHER_REUSE_BYTES: i128 = 1 << 20;
+
+/// Whether the elementwise kernel reads this copy's source almost as tiles would: one
+/// warp's 32 consecutive elements (in destination order) read few more 32-byte sectors
+/// than they fill ([`GATHER_SPREAD`], averaged over four warps spread over the copy),
+/// and elements that share a sector are read close together ([`GATHER_REUSE_BYTES`]).
+/// Short source runs that interleave (planes into pixels, `(n, 3, 3)` blocks of wide
+/// elements) then need no shared-memory staging, no barrier and no remainder launches.
+fn elementwise_reads_gather(p: &CopyPlan, src_ptr: u64) -> bool {
+    const WARP: i128 = 32;
+    let nd = p.ndim();
+    let vol = p.volume as i128;
+    let isz = p.itemsize as i128;
+    if vol < 4 * WARP {
+        return false;
+    }
+    // Along an axis whose source stride is under a sector, neighbours share sectors: the
+    // kernel reaches the next one after as many elements as the faster axes hold.
+    let mut faster: i128 = 1;
+    for k in (0..nd).rev() {
+        let s = i128::from(p.src_strides[k]).abs() * isz;
+        if s != 0 && s < 32 && p.shape[k] > 1 && faster * isz > GATHER_REUSE_BYTES {
+            return false;
+        }
+        faster = faster.saturating_mul(i128::from(p.shape[k]));
+    }
+    let base = i128::from(src_ptr) + i128::from(p.src_offset) * isz;
+    let mut sectors = std::collections::BTreeSet::new();
+    let mut touched = 0usize;
+    for quarter in 0..4 {
+        let start = vol * quarter / 4 / WARP * WARP;
+        sectors.clear();
+        for i in start..start + WARP {
+            let mut rem = i;
+            let mut off = base;
+            for k in (0..nd).rev() {
+                let n = i128::from(p.shape[k]);
+                off += rem % n * i128::from(p.src_strides[k]) * isz;
+                rem /= n;
+            }
+            sectors.insert(off.div_euclid(32));
+            sectors.insert((off + isz - 1).div_euclid(32));
+        }
+        touched += sectors.len();
+    }
+    // 32 elements fill `itemsize` sectors at best (at least one) and 32 at worst.
+    let fewest = (WARP * isz / 32).max(1) as f64;
+    if fewest >= WARP as f64 {
+        return false;
+    }
+    let spread = (touched as f64 / 4.0 - fewest) / (WARP as f64 - fewest);
+    spread <= GATHER_SPREAD
+}
+
 fn classify(
     p: &CopyPlan,
     dst_ptr: u64,
@@ -249,6 +312,10 @@ fn classify(
             });
             return;
         }
+    }
+    if elementwise_reads_gather(p, src_ptr) {
+        out.push(CopyStep::Elementwise(p.clone()));
+        return;
     }
     match tile(p, dst_ptr, src_ptr) {
         Some((t, rest)) => {

@@ -23,16 +23,16 @@ pub const TILE_MAX_AXES: usize = 8;
 ///
 /// ```
 /// use stridekit_layout::{CopyPlan, CopyStep, Order, StridedLayout};
-/// // 4-byte elements of an (8, 4096) array into its (4096, 8) transpose: the
-/// // destination's rows are 32 bytes long, so tiles merge them with the next axis.
-/// let src = StridedLayout::dense(&[8, 4096], 4, Order::C)?.permuted(&[1, 0])?;
-/// let dst = StridedLayout::dense(&[4096, 8], 4, Order::C)?;
+/// // 4-byte elements of a (24, 4096) array into its (4096, 24) transpose: the
+/// // destination's rows are 96 bytes long, so tiles merge them with the next axis.
+/// let src = StridedLayout::dense(&[24, 4096], 4, Order::C)?.permuted(&[1, 0])?;
+/// let dst = StridedLayout::dense(&[4096, 24], 4, Order::C)?;
 /// let steps = CopyPlan::new(&dst, &src)?.schedule(0, 0);
 /// let CopyStep::Tiled(t) = &steps[0] else { panic!("{steps:?}") };
 /// assert_eq!((t.read_word, t.write_word), (4, 4)); // 16-byte words both ways
 /// let (reads, writes) = (t.read_order(), t.write_order());
-/// let mut out = vec![0u32; 4096 * 8];
-/// let input: Vec<u32> = (0..4096 * 8).map(|i| (i % 251) as u32).collect();
+/// let mut out = vec![0u32; 4096 * 24];
+/// let input: Vec<u32> = (0..4096 * 24).map(|i| (i % 251) as u32).collect();
 /// for tile in 0..t.tiles() {
 ///     let (s0, d0) = t.tile_offsets(tile);
 ///     for &(s, j) in &reads {
@@ -40,7 +40,7 @@ pub const TILE_MAX_AXES: usize = 8;
 ///     }
 /// }
 /// // out[r][c] = input[c][r]
-/// assert!((0..4096).all(|r| (0..8).all(|c| out[r * 8 + c] == input[c * 4096 + r])));
+/// assert!((0..4096).all(|r| (0..24).all(|c| out[r * 24 + c] == input[c * 4096 + r])));
 /// # Ok::<(), stridekit_layout::LayoutError>(())
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq)]

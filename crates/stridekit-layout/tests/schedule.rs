@@ -282,13 +282,41 @@ fn classes_pick_the_expected_kernels() {
     assert_eq!(kinds(&c(&[4096, 8], 1), &t8, 4, 2), ["channels"]);
     let planar = c(&[4096, 8], 1).permuted(&[1, 0]).expect("permute");
     assert_eq!(kinds(&c(&[8, 4096], 1), &planar, 4, 2), ["channels"]);
-    // The same in 4-byte elements: multi-axis tiles in 4-element words both ways.
+    // The same in 4-byte elements: a warp of the elementwise kernel reads 4 pixels of
+    // each of the 8 planes, 8 sectors where 4 would do, and the next warp the rest of
+    // them: gathered reads, elementwise.
     let t8w = c(&[8, 4096], 4).permuted(&[1, 0]).expect("permute");
-    let steps = check(&c(&[4096, 8], 4), &t8w, 0, 0).expect("exact");
+    assert_eq!(kinds(&c(&[4096, 8], 4), &t8w, 0, 0), ["elementwise"]);
+    // With 32 planes a warp reads 32 sectors for 4: multi-axis tiles in 4-element words
+    // both ways.
+    let t32w = c(&[32, 4096], 4).permuted(&[1, 0]).expect("permute");
+    let steps = check(&c(&[4096, 32], 4), &t32w, 0, 0).expect("exact");
     match &steps[..] {
         [CopyStep::Tiled(t)] => assert_eq!((t.read_word, t.write_word), (4, 4)),
         other => panic!("{other:?}"),
     }
+    // Planes of f64 interleaved in (n, 3, 3) blocks with gaps: runs of 3 from each plane,
+    // a warp's reads gathered from 3 runs.
+    let planes = c(&[3, 4000, 3, 3], 8)
+        .permuted(&[1, 2, 3, 0])
+        .expect("permute");
+    let blocks = c(&[4000, 3, 6, 3], 8)
+        .sliced(stridekit_layout::s![.., .., ..3, ..])
+        .expect("slice");
+    assert_eq!(kinds(&blocks, &planes, 0, 0), ["elementwise"]);
+    // Two f32 streams interleaved element by element, each read in runs of 8 (a warp:
+    // 8 sectors for 4). The second stream's elements share the first's sectors: where
+    // the kernel reaches them 32 KiB later (still in L2), elementwise; 3.2 MB later,
+    // tiles.
+    let pair = |n: i64| c(&[n, 8, 2], 4).permuted(&[2, 0, 1]).expect("permute");
+    assert_eq!(
+        kinds(&c(&[2, 1000, 8], 4), &pair(1000), 0, 0),
+        ["elementwise"]
+    );
+    assert_eq!(
+        kinds(&c(&[2, 100_000, 8], 4), &pair(100_000), 0, 0)[0],
+        "tiled"
+    );
     assert_eq!(kinds(&a1, &t1, 4, 2), ["transpose"]);
     let word = |dptr: u64, sptr: u64| match &CopyPlan::new(&a1, &t1)
         .expect("plan")

@@ -154,11 +154,18 @@ fn exchange_api(obj: &Bound<'_, PyAny>) -> Option<&'static stridekit::dlpack::DL
     unsafe { (addr as *const stridekit::dlpack::DLPackExchangeAPI).as_ref() }
 }
 
+/// The exchange API table a type offers as a capsule named "dlpack_exchange_api", under
+/// DLPack 1.3's attribute name or the earlier `__c_dlpack_exchange_api__` (PyTorch and
+/// TVM FFI releases of 2025 use that one). Other values (an address as an int) are not
+/// read: nothing could check them.
 fn lookup_exchange_api(
     ty: &Bound<'_, pyo3::types::PyType>,
 ) -> Option<&'static stridekit::dlpack::DLPackExchangeAPI> {
-    let name = pyo3::intern!(ty.py(), "__dlpack_c_exchange_api__");
-    let cap = ty.getattr(name).ok()?;
+    let py = ty.py();
+    let cap = ty
+        .getattr(pyo3::intern!(py, "__dlpack_c_exchange_api__"))
+        .or_else(|_| ty.getattr(pyo3::intern!(py, "__c_dlpack_exchange_api__")))
+        .ok()?;
     // SAFETY: a live object; PyCapsule_IsValid accepts any object.
     if unsafe { ffi::PyCapsule_IsValid(cap.as_ptr(), EXCHANGE.as_ptr()) } != 1 {
         return None;

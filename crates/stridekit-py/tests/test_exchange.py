@@ -127,6 +127,59 @@ def test_other_objects_are_refused() -> None:
         api().dltensor_from(np.zeros(3), ctypes.byref(DLTensor()))
 
 
+# Producer tables must outlive every view taken through them (the exchange API's
+# contract: a table is static); the tests' tables live as long as the module.
+_PRODUCERS: list = []
+_CAPSULE_NAME = b"dlpack_exchange_api"
+
+
+def _producer(attr: str, x: np.ndarray) -> tuple:
+    """A type that offers `x` only through an exchange table under `attr` (its
+    `__dlpack__` raises), and the list its fill function appends to when called."""
+    calls: list = []
+    shape = (ctypes.c_int64 * x.ndim)(*x.shape)
+    strides = (ctypes.c_int64 * x.ndim)(*(s // x.itemsize for s in x.strides))
+
+    @DLTENSOR_FROM
+    def fill(obj, out):  # type: ignore[no-untyped-def]
+        calls.append(obj)
+        t = out.contents
+        t.data = x.ctypes.data
+        t.device = DLDevice(1, 0)  # kDLCPU
+        t.ndim = x.ndim
+        t.dtype = DLDataType(0, 8 * x.itemsize, 1)  # kDLInt
+        t.shape = shape
+        t.strides = strides
+        t.byte_offset = 0
+        return 0
+
+    table = API(1, 3, None, ALLOCATOR(), MANAGED_FROM(), MANAGED_TO(), fill, CURRENT_STREAM())
+    new = ctypes.pythonapi.PyCapsule_New
+    new.restype = ctypes.py_object
+    new.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_void_p]
+    capsule = new(ctypes.addressof(table), _CAPSULE_NAME, None)
+
+    def no_protocol(self, **kwargs):  # type: ignore[no-untyped-def]
+        raise AssertionError("the Python protocol was used")
+
+    cls = type("Producer", (), {attr: capsule, "__dlpack__": no_protocol})
+    _PRODUCERS.append((x, shape, strides, fill, table, capsule, cls))
+    return cls, calls
+
+
+@pytest.mark.parametrize("attr", ["__dlpack_c_exchange_api__", "__c_dlpack_exchange_api__"])
+def test_a_producer_table_under_either_name_is_read_without_the_python_protocol(attr: str) -> None:
+    x = np.arange(24, dtype=np.int32).reshape(4, 6)[::2, 1::2]
+    cls, calls = _producer(attr, x)
+    obj = cls()
+    v = StridedMemoryView(obj, -1)
+    assert len(calls) == 1 and calls[0] is obj
+    assert (v.ptr, v.shape, v.strides, v.dtype) == (x.ctypes.data, (2, 3), (12, 2), np.dtype(np.int32))
+    assert np.from_dlpack(v).tolist() == x.tolist()
+    w = StridedMemoryView.from_dlpack(obj, -1)
+    assert len(calls) == 2 and w.ptr == v.ptr
+
+
 def test_current_work_stream_is_the_legacy_default_stream() -> None:
     s = ctypes.c_void_p(12345)
     assert api().current_work_stream(2, 0, ctypes.byref(s)) == 0

@@ -9,8 +9,9 @@
 //! "sectors", the sector-exact one (the 32-byte sectors the reads touch, each written
 //! sector, and a partially written sector twice: DRAM reads, merges and writes it back),
 //! the primary figure; "alone", the same ratio for the copy timed alone on an idle GPU
-//! (host planning and launch included); and "bytes", the sectors read plus the bytes
-//! written. Given a path (`copy_bench traffic.jsonl`), it writes each case's sector-exact
+//! (host planning and launch included); "bytes", the sectors read plus the bytes
+//! written; and "pairs", the sector-exact one with reads counted in 64-byte sector pairs
+//! (what the DRAM serves a lone sector's read at; `roofline::pair_traffic`). Given a path (`copy_bench traffic.jsonl`), it writes each case's sector-exact
 //! traffic there, for `bench/compare.py` to rate PyTorch and CuPy on the same roofline.
 //! `--only SUBSTRING` keeps the cases whose name holds it; `--profile` runs each kept
 //! case's copy once and nothing else, for Nsight Compute (`bench/profile.sh`).
@@ -386,8 +387,17 @@ fn main() -> R<()> {
         return Ok(());
     }
     println!(
-        "{:<58} {:>9} {:>9} {:>9} {:>8} {:>7} {:>8} {:>7} {:>7}",
-        "case", "MB moved", "time ms", "host us", "GB/s", "ratio", "sectors", "alone", "bytes"
+        "{:<58} {:>9} {:>9} {:>9} {:>8} {:>7} {:>8} {:>7} {:>7} {:>7}",
+        "case",
+        "MB moved",
+        "time ms",
+        "host us",
+        "GB/s",
+        "ratio",
+        "sectors",
+        "alone",
+        "bytes",
+        "pairs"
     );
     // Each case's sector-exact traffic, for bench/compare.py to rate PyTorch and CuPy on.
     let mut traffic_lines = String::new();
@@ -418,8 +428,9 @@ fn main() -> R<()> {
         // partially written ones twice) and against the bytes-only one (sectors read plus
         // bytes written), at the ceiling's rate (device cases only); "alone": the
         // sector-exact ratio of the copy timed alone on an idle GPU.
-        let (sectors, alone_txt, bytes) = if host_side {
-            ("-".to_string(), "-".to_string(), "-".to_string())
+        let (sectors, alone_txt, bytes, pairs) = if host_side {
+            let dash = || "-".to_string();
+            (dash(), dash(), dash(), dash())
         } else {
             let exact = roofline::sector_exact_traffic(&c.src, &c.dst);
             traffic_lines.push_str(&format!(
@@ -434,10 +445,13 @@ fn main() -> R<()> {
                     "{:.2}",
                     roofline::traffic(&c.src) as f64 / base_gbs / 1e6 / ms
                 ),
+                roofline::pair_traffic(&c.src, &c.dst).map_or("-".to_string(), |p| {
+                    format!("{:.2}", p as f64 / base_gbs / 1e6 / ms)
+                }),
             )
         };
         println!(
-            "{:<58} {:>9.1} {:>9.3} {:>9.1} {:>8.0} {:>7.2} {:>8} {:>7} {:>7}",
+            "{:<58} {:>9.1} {:>9.3} {:>9.1} {:>8.0} {:>7.2} {:>8} {:>7} {:>7} {:>7}",
             c.name,
             moved as f64 / 1e6,
             ms,
@@ -446,7 +460,8 @@ fn main() -> R<()> {
             gbs / base_gbs,
             sectors,
             alone_txt,
-            bytes
+            bytes,
+            pairs
         );
     }
     if args

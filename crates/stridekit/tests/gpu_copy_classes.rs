@@ -183,10 +183,22 @@ fn named_cases() -> Vec<Named> {
             "tiled",
         ),
         (
-            "16-byte elements, short axes",
+            "16-byte elements, short axes, every read in its own sector",
+            t(&[9, 5, 7, 6], 16, &[3, 1, 2, 0]),
+            c(&[6, 5, 7, 9], 16),
+            "tiled",
+        ),
+        (
+            "16-byte elements, short axes, a warp's reads gathered from runs of 6",
             t(&[9, 5, 7, 6], 16, &[2, 0, 3, 1]),
             c(&[7, 9, 6, 5], 16),
-            "tiled",
+            "elementwise",
+        ),
+        (
+            "f64 planes into (n, 3, 3) blocks with gaps (random case 11)",
+            t(&[3, 400, 3, 3], 8, &[1, 2, 3, 0]),
+            c(&[400, 3, 6, 3], 8).sliced(s![.., .., ..3, ..]).unwrap(),
+            "elementwise",
         ),
         (
             "broadcast into a permuted destination",

@@ -8,9 +8,21 @@ pub fn traffic(src: &StridedLayout) -> u64 {
     read_bytes(src) + (src.volume() * src.itemsize()) as u64
 }
 
-/// Sectors (32 bytes) the reads of `l` touch: per row along the smallest nonzero stride,
-/// capped by the span; axes of stride 0 are read once.
+/// Bytes of the 32-byte sectors the reads of `l` touch. Where its offsets are from a
+/// 32-byte aligned base (none negative: stridekit's buffers are 256-byte aligned), every
+/// element's sector is counted exactly, once however many elements share it; otherwise
+/// an estimate ([`read_bytes_estimate`]).
 pub fn read_bytes(l: &StridedLayout) -> u64 {
+    match sector_fill(l) {
+        Some(fill) if l.volume() > 0 => 32 * fill.iter().filter(|&&f| f > 0).count() as u64,
+        _ => read_bytes_estimate(l),
+    }
+}
+
+/// Sectors (32 bytes) the reads of `l` touch, estimated: per row along the smallest
+/// nonzero stride, capped by the span; axes of stride 0 are read once. Rows a few
+/// elements long that interleave inside the same sectors are counted once per row.
+pub fn read_bytes_estimate(l: &StridedLayout) -> u64 {
     let isz = l.itemsize() as i64;
     let axes: Vec<(i64, i64)> = l
         .shape()
@@ -47,6 +59,19 @@ pub fn read_bytes(l: &StridedLayout) -> u64 {
     ((rows * per_row) as u64 * 32).min(span.div_ceil(32) * 32 + 32)
 }
 
+/// [`sector_exact_traffic`] with the source's reads counted in aligned 64-byte pairs of
+/// sectors: the H100's DRAM serves a read of one sector of a pair at about the cost of
+/// both (`bench/kernel_lab/granularity_lab.cu`: every other 32-byte sector read runs at
+/// 0.68 of the sector-exact rate, 64-byte runs at 0.95). A copy whose sources touch
+/// isolated sectors cannot pass this figure; None where the source's offsets are not
+/// from an aligned base.
+pub fn pair_traffic(src: &StridedLayout, dst: &StridedLayout) -> Option<u64> {
+    let fill = sector_fill(src)?;
+    let pairs = fill.chunks(2).filter(|p| p.iter().any(|&f| f > 0)).count() as u64;
+    let (full, partial) = written_sectors(dst);
+    Some(64 * pairs + 32 * full + 64 * partial)
+}
+
 /// Bytes a copy into `dst` from `src` must move when DRAM works in 32-byte sectors: the
 /// sectors its reads touch ([`read_bytes`]), every written sector once, and a partially
 /// written sector twice (the DRAM reads it, merges the new bytes and writes it back).
@@ -61,18 +86,30 @@ pub fn sector_exact_traffic(src: &StridedLayout, dst: &StridedLayout) -> u64 {
 /// (fully written, partially written) 32-byte sectors of a unique layout whose offsets
 /// are from a 32-byte aligned base, counted element by element.
 pub fn written_sectors(dst: &StridedLayout) -> (u64, u64) {
-    let isz = dst.itemsize();
-    let (lo, hi) = dst.offset_bounds();
-    if dst.volume() == 0 || lo < 0 {
+    let Some(fill) = sector_fill(dst) else {
         return (0, 0);
+    };
+    let full = fill.iter().filter(|&&f| f >= 32).count() as u64;
+    let partial = fill.iter().filter(|&&f| f > 0 && f < 32).count() as u64;
+    (full, partial)
+}
+
+/// Bytes of `l`'s elements in each 32-byte sector from its base (saturating at 255: an
+/// element read through a stride-0 axis counts each time), or None when an offset is
+/// negative or there is no element.
+fn sector_fill(l: &StridedLayout) -> Option<Vec<u8>> {
+    let isz = l.itemsize();
+    let (lo, hi) = l.offset_bounds();
+    if l.volume() == 0 || lo < 0 {
+        return None;
     }
     let mut fill = vec![0u8; ((hi as usize + 1) * isz).div_ceil(32)];
-    let shape = dst.shape();
-    let strides = dst.strides();
+    let shape = l.shape();
+    let strides = l.strides();
     let nd = shape.len();
     let mut idx = vec![0i64; nd];
-    let mut off = dst.slice_offset();
-    for _ in 0..dst.volume() {
+    let mut off = l.slice_offset();
+    for _ in 0..l.volume() {
         let first = off as usize * isz;
         // An element of 32 bytes or more covers whole sectors; a smaller one, part of one
         // (elements never straddle sectors: offsets are multiples of the itemsize).
@@ -94,7 +131,5 @@ pub fn written_sectors(dst: &StridedLayout) -> (u64, u64) {
             idx[ax] = 0;
         }
     }
-    let full = fill.iter().filter(|&&f| f >= 32).count() as u64;
-    let partial = fill.iter().filter(|&&f| f > 0 && f < 32).count() as u64;
-    (full, partial)
+    Some(fill)
 }

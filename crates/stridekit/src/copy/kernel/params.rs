@@ -238,16 +238,14 @@ mod tests {
 
     #[test]
     fn tile_tables_walk_backward_axes_as_the_plan_reads_them() {
-        // Sources stepping backwards along their fast axes (a reversed interleave, a
-        // reversed run, a block with backward axes), into dense destinations.
+        // Sources stepping backwards along their fast axes (a reversed interleave of 48
+        // streams, a reversed run, a block with backward axes), into dense destinations.
+        // (Three streams would not tile: a warp of the elementwise kernel reads them
+        // gathered.)
         let cases: [(&[i64], &[i64], i64); 3] = [
-            (&[3, 40000], &[-1, -3], 119_999),
+            (&[48, 3000], &[-1, -48], 143_999),
             (&[3, 45, 7001], &[315_045, -7001, -1], 315_044),
-            (
-                &[64, 3, 9, 77],
-                &[-2079, 1, 231, -3],
-                64 * 2079 - 2079 + 76 * 3,
-            ),
+            (&[64, 40, 9, 20], &[-7200, 1, 800, -40], 63 * 7200 + 19 * 40),
         ];
         let mut flipped = 0;
         for (shape, strides, offset) in cases {
@@ -259,7 +257,7 @@ mod tests {
                 let p = TileParams::new(&t).unwrap();
                 assert_eq!(kernel_read_table(&p), t.read_order(), "{t:?}");
                 flipped += usize::from(p.sbase != 0);
-                if strides == [-1, -3] {
+                if strides == [-1, -48] {
                     // The reversed interleave reads whole 16-byte words.
                     assert_eq!(t.read_word, 16, "{t:?}");
                 }
