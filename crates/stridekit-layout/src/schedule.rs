@@ -12,7 +12,7 @@
 //! | shifted rows | both sides' last axis contiguous, rows of 128 bytes or more that no word wider than 4 bytes keeps aligned on both sides ([`CopyPlan::shifted_rows`]) | [`CopyStep::Rows`] | each row as runs of aligned 16-byte chunks in and out, realigned with funnel shifts in shared memory |
 //! | shared fast axis | the source's fast axis is the destination's fastest axis along which the source moves (broadcast axes skipped) and long (>= 32 elements or 64 bytes); or the source spans a quarter of the elements or less (a broadcast: reads come from cache) | [`CopyStep::Elementwise`] | one thread per element (widened to 16-, 8-, 4- or 2-byte words when both inner runs allow), coalesced on both sides, several loads in flight per thread |
 //! | batched small matrices | 1-, 2- and 4-byte elements; `(B, m, n) -> (B, n, m)` with both sides dense, `m` and `n` 2 to 64 ([`CopyPlan::small_matrix_axes`]) | [`CopyStep::SmallMatrices`] | many matrices a tile: the batch as one run of aligned 16-byte chunks in and out, destination words gathered from shared memory with compile-time extents; 4-byte elements: a warp per run of whole matrices, no block barrier |
-//! | transpose of two long axes | the source's fast axis and the destination's differ, both at least a tile side (32 words; 1- and 2-byte elements in 4-byte words where those stay aligned) | [`CopyStep::Transpose`] | 32 x 32 word tiles through shared memory, all of a thread's loads in flight at once; 1- and 2-byte elements whose rows start anywhere (no aligned 4-byte words): the word transpose (aligned 16-byte chunks in, realigned with funnel shifts across lanes, 4 x 4 byte or 2 x 2 halfword blocks transposed in registers, 16-byte chunks out where the destination's rows are 16-byte aligned, realigned words elsewhere) |
+//! | transpose of two long axes | the source's fast axis and the destination's differ, both at least a tile side (32 words; 1- and 2-byte elements in 4-byte words where those stay aligned) | [`CopyStep::Transpose`] | 32 x 32 word tiles through shared memory, all of a thread's loads in flight at once; 1- and 2-byte elements whose rows start anywhere (no aligned 4-byte words), where its tiles are at least 80% full ([`WORD_TRANSPOSE_FILL`]; emptier ones take the multi-axis tiles): the word transpose (aligned 16-byte chunks in, realigned with funnel shifts across lanes, 4 x 4 byte or 2 x 2 halfword blocks transposed in registers, 16-byte chunks out where the destination's rows are 16-byte aligned, realigned words elsewhere) |
 //! | one short side | 1- and 2-byte elements; one fast axis has 2 to 16 elements (channels), the other spans at least 256 bytes (pixels) ([`CopyPlan::channel_transpose_axes`]); or one channel picked out of pixels 2 to 4 elements apart, in aligned groups ([`CopyPlan::picked_channel`]) | [`CopyStep::Channels`] | 2 to 4 channels whose planes and batches start on 16 bytes ([`CopyPlan::channel_groups_aligned`]): 16 bytes of every plane a thread, regrouped in registers; others: tiles of up to 4 KiB per channel, the interleaved pixels moving as one run of aligned 16-byte chunks, each plane as another, realigned with funnel shifts |
 //! | gathered reads | short fast axes, but one warp of the elementwise kernel (32 consecutive destination elements) reads few more source sectors than they fill, and elements sharing a sector are read within 1 MiB of each other: planes into small blocks, pairs of interleaved streams ([`GATHER_SPREAD`], [`GATHER_REUSE_BYTES`]) | [`CopyStep::Elementwise`] | as above: L1 and L2 gather the short runs, no shared-memory staging, barrier or remainder launch |
 //! | everything else (short fast axes: permutations of many small axes; channel layouts and batched small transposes of wider elements) | fast axes differ, one is short | [`CopyStep::Tiled`] | tiles that merge axes until both sides move >= 32 elements (128 bytes where it fits) contiguously and the tile holds ~2048 elements, staged through shared memory, read and written in 4-16 byte words where the runs are aligned |
@@ -226,6 +226,21 @@ fn elementwise_reads_gather(p: &CopyPlan, src_ptr: u64) -> bool {
     spread <= GATHER_SPREAD
 }
 
+/// The word transpose's tiles (1- and 2-byte elements whose rows start anywhere) must be
+/// at least this full: below it, multi-axis tiles sized to the axes move the copy faster
+/// (random cases with a 57-byte side, tiles 45% full: 1.9x; 71% and 64% full: 1.06x and
+/// 1.11x).
+const WORD_TRANSPOSE_FILL: f64 = 0.8;
+
+/// How full the word transpose's tiles are: 128 source bytes along `a` by 128 (bytes) or
+/// 64 (halfwords) rows along `l`.
+fn word_transpose_fill(p: &CopyPlan, a: usize, l: usize) -> f64 {
+    let rows = if p.itemsize == 1 { 128.0 } else { 64.0 };
+    let along_l = (p.shape[l] as f64 / rows).min(1.0);
+    let along_a = (p.shape[a] as f64 * p.itemsize as f64 / 128.0).min(1.0);
+    along_l * along_a
+}
+
 fn classify(
     p: &CopyPlan,
     dst_ptr: u64,
@@ -292,7 +307,10 @@ fn classify(
         // edges in the same launch, where multi-axis tiles need remainder launches.
         let word = p.transpose_word(a, l, dst_ptr, src_ptr);
         let side = 32 * (word / p.itemsize) as i64;
-        if p.shape[a] >= side && p.shape[l] >= side {
+        let filled = p.itemsize > 2
+            || word > p.itemsize
+            || word_transpose_fill(p, a, l) >= WORD_TRANSPOSE_FILL;
+        if p.shape[a] >= side && p.shape[l] >= side && filled {
             out.push(CopyStep::Transpose {
                 plan: p.clone(),
                 a,

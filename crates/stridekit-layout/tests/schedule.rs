@@ -295,6 +295,17 @@ fn classes_pick_the_expected_kernels() {
         [CopyStep::Tiled(t)] => assert_eq!((t.read_word, t.write_word), (4, 4)),
         other => panic!("{other:?}"),
     }
+    // Bytes whose rows start anywhere: the word transpose where its 128 x 128 byte tiles
+    // fill; with 57-byte rows they would be 45% full, and multi-axis tiles take it.
+    let rows = |n: i64| {
+        c(&[n, 4001], 1)
+            .sliced(stridekit_layout::s![.., 1..])
+            .expect("slice")
+            .permuted(&[1, 0])
+            .expect("permute")
+    };
+    assert_eq!(kinds(&c(&[4000, 200], 1), &rows(200), 0, 0), ["transpose"]);
+    assert_eq!(kinds(&c(&[4000, 57], 1), &rows(57), 0, 0)[0], "tiled");
     // Planes of f64 interleaved in (n, 3, 3) blocks with gaps: runs of 3 from each plane,
     // a warp's reads gathered from 3 runs.
     let planes = c(&[3, 4000, 3, 3], 8)

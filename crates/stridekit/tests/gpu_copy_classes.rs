@@ -183,6 +183,12 @@ fn named_cases() -> Vec<Named> {
             "tiled",
         ),
         (
+            "u8 rows of 57 bytes from odd-aligned planes: word transpose tiles 45% full, multi-axis tiles",
+            c(&[57, 4001], 1).sliced(s![.., 1..]).unwrap().permuted(&[1, 0]).unwrap(),
+            c(&[4000, 57], 1),
+            "tiled",
+        ),
+        (
             "16-byte elements, short axes, every read in its own sector",
             t(&[9, 5, 7, 6], 16, &[3, 1, 2, 0]),
             c(&[6, 5, 7, 9], 16),
