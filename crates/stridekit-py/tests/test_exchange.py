@@ -129,14 +129,14 @@ def test_other_objects_are_refused() -> None:
 
 # Producer tables must outlive every view taken through them (the exchange API's
 # contract: a table is static); the tests' tables live as long as the module.
-_PRODUCERS: list = []
+_PRODUCERS: list[tuple[object, ...]] = []
 _CAPSULE_NAME = b"dlpack_exchange_api"
 
 
-def _producer(attr: str, x: np.ndarray) -> tuple:
+def _producer(attr: str, x: np.ndarray) -> tuple[type, list[object]]:
     """A type that offers `x` only through an exchange table under `attr` (its
     `__dlpack__` raises), and the list its fill function appends to when called."""
-    calls: list = []
+    calls: list[object] = []
     shape = (ctypes.c_int64 * x.ndim)(*x.shape)
     strides = (ctypes.c_int64 * x.ndim)(*(s // x.itemsize for s in x.strides))
 
