@@ -190,40 +190,77 @@ fn elementwise_reads_gather(p: &CopyPlan, src_ptr: u64) -> bool {
     }
     // Along an axis whose source stride is under a sector, neighbours share sectors: the
     // kernel reaches the next one after as many elements as the faster axes hold.
+    // Without such an axis every element reads sectors of its own: the widest spread.
     let mut faster: i128 = 1;
+    let mut shared = false;
     for k in (0..nd).rev() {
         let s = i128::from(p.src_strides[k]).abs() * isz;
-        if s != 0 && s < 32 && p.shape[k] > 1 && faster * isz > GATHER_REUSE_BYTES {
-            return false;
+        if s != 0 && s < 32 && p.shape[k] > 1 {
+            if faster * isz > GATHER_REUSE_BYTES {
+                return false;
+            }
+            shared = true;
         }
         faster = faster.saturating_mul(i128::from(p.shape[k]));
     }
-    let base = i128::from(src_ptr) + i128::from(p.src_offset) * isz;
-    let mut sectors = std::collections::BTreeSet::new();
-    let mut touched = 0usize;
-    for quarter in 0..4 {
-        let start = vol * quarter / 4 / WARP * WARP;
-        sectors.clear();
-        for i in start..start + WARP {
-            let mut rem = i;
-            let mut off = base;
-            for k in (0..nd).rev() {
-                let n = i128::from(p.shape[k]);
-                off += rem % n * i128::from(p.src_strides[k]) * isz;
-                rem /= n;
-            }
-            sectors.insert(off.div_euclid(32));
-            sectors.insert((off + isz - 1).div_euclid(32));
-        }
-        touched += sectors.len();
-    }
-    // 32 elements fill `itemsize` sectors at best (at least one) and 32 at worst.
+    // 32 elements fill `itemsize` sectors at best (at least one) and 32 at worst; the
+    // four warps may touch `budget` sectors in all.
     let fewest = (WARP * isz / 32).max(1) as f64;
-    if fewest >= WARP as f64 {
+    if !shared || fewest >= WARP as f64 {
         return false;
     }
-    let spread = (touched as f64 / 4.0 - fewest) / (WARP as f64 - fewest);
-    spread <= GATHER_SPREAD
+    let budget = (4.0 * (fewest + GATHER_SPREAD * (WARP as f64 - fewest))) as usize;
+    // Element offsets stay within the source's span (under 2^62 bytes: `schedule` checks
+    // it before classifying), so addresses taken modulo 2^64 keep distinct sectors
+    // distinct.
+    let bytes = p.itemsize as u64;
+    let base = src_ptr.wrapping_add((p.src_offset as u64).wrapping_mul(bytes));
+    let mut touched = 0usize;
+    for quarter in 0..4 {
+        // The warp's distinct sector numbers (at most 64; under 2^59, so u64::MAX marks a
+        // free slot), in an open-addressed table of 128.
+        let mut seen = [u64::MAX; 128];
+        let mut count = |sector: u64| {
+            let mut slot = (sector.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 57) as usize;
+            while seen[slot] != u64::MAX {
+                if seen[slot] == sector {
+                    return;
+                }
+                slot = (slot + 1) % seen.len();
+            }
+            seen[slot] = sector;
+            touched += 1;
+        };
+        // The warp's first element's index, then the next ones by stepping it (one
+        // division per axis a warp, not per element).
+        let mut rem = (vol * quarter / 4 / WARP * WARP) as u64;
+        let mut idx: SmallVec<[i64; 8]> = SmallVec::from_elem(0, nd);
+        let mut off = 0i64;
+        for k in (0..nd).rev() {
+            let n = p.shape[k] as u64;
+            idx[k] = (rem % n) as i64;
+            off += idx[k] * p.src_strides[k];
+            rem /= n;
+        }
+        for _ in 0..WARP {
+            let at = base.wrapping_add((off as u64).wrapping_mul(bytes));
+            count(at >> 5);
+            count(at.wrapping_add(bytes - 1) >> 5);
+            for k in (0..nd).rev() {
+                idx[k] += 1;
+                off += p.src_strides[k];
+                if idx[k] < p.shape[k] {
+                    break;
+                }
+                off -= p.src_strides[k] * p.shape[k];
+                idx[k] = 0;
+            }
+        }
+        if touched > budget {
+            return false;
+        }
+    }
+    true
 }
 
 /// The word transpose's tiles (1- and 2-byte elements whose rows start anywhere) must be
