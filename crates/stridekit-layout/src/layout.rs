@@ -326,6 +326,45 @@ impl StridedLayout {
         StridedLayout::with_offset(self.shape(), self.strides(), self.itemsize, offset)
     }
 
+    /// [`rebased`](Self::rebased) in place: the layout itself when it is already there,
+    /// else its offsets moved (no extents or strides copied).
+    ///
+    /// ```
+    /// use stridekit_layout::{Order, StridedLayout, s};
+    /// let flipped = StridedLayout::dense(&[4], 2, Order::C)?.sliced(s![..;-1])?;
+    /// assert_eq!(flipped.clone().into_rebased()?, flipped.rebased()?);
+    /// assert_eq!(flipped.into_rebased()?.byte_span(), (0, 8));
+    /// # Ok::<(), stridekit_layout::LayoutError>(())
+    /// ```
+    pub fn into_rebased(mut self) -> Result<StridedLayout> {
+        if self.min_offset == 0 {
+            return Ok(self);
+        }
+        let over = || crate::error::overflow(Op::New, "the rebased slice offset");
+        let isz = self.itemsize as i64; // checked at construction
+        let slice_offset = self
+            .slice_offset
+            .checked_sub(self.min_offset)
+            .ok_or_else(over)?;
+        let max_offset = self
+            .max_offset
+            .checked_sub(self.min_offset)
+            .ok_or_else(over)?;
+        // As construction checks: every byte offset, and one past it, fits in i64.
+        for v in [slice_offset, max_offset] {
+            if v.checked_mul(isz)
+                .and_then(|b| b.checked_add(isz))
+                .is_none()
+            {
+                return Err(overflow(Op::New, format!("offset {v} in bytes")));
+            }
+        }
+        self.slice_offset = slice_offset;
+        self.max_offset = max_offset;
+        self.min_offset = 0;
+        Ok(self)
+    }
+
     /// Bytes an allocation needs so that every element falls inside it:
     /// `(max_offset + 1) * itemsize`. Fails when `min_offset < 0`.
     pub fn required_size_in_bytes(&self) -> Result<usize> {

@@ -123,7 +123,16 @@ fn check(l: &StridedLayout) {
     assert!((i128::from(hi) + 1) * isz <= i128::from(i64::MAX), "{l}");
     let _ = l.byte_span();
     let _ = l.required_size_in_bytes();
-    let _ = l.rebased();
+    // Rebased in place or afresh: the same layout, or the same error.
+    match (l.rebased(), l.clone().into_rebased()) {
+        (Ok(a), Ok(b)) => {
+            assert_eq!(a, b, "{l}");
+            assert_eq!(a.offset_bounds(), b.offset_bounds(), "{l}");
+            assert_eq!(a.slice_offset(), b.slice_offset(), "{l}");
+        }
+        (Err(_), Err(_)) => {}
+        (a, b) => panic!("{l}: rebased {a:?} but into_rebased {b:?}"),
+    }
     let _ = l.is_unique();
     let _ = l.is_contiguous_any();
     let _ = l.is_dense();
@@ -225,6 +234,7 @@ fn byte_span_and_schedule_of_a_span_past_i64() {
     assert_eq!(l.byte_span(), (-(1 << 62), (1usize << 63) + 8));
     // Moved to offset 0, its highest byte would pass i64: an error, not a wrap.
     assert!(l.rebased().is_err());
+    assert!(l.clone().into_rebased().is_err());
     let dst = StridedLayout::dense(&[2, 2], 8, Order::C).unwrap();
     let plan = CopyPlan::new(&dst, &l).unwrap();
     let steps = plan.schedule(0, 0);

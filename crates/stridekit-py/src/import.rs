@@ -1,13 +1,14 @@
 //! Reading other libraries' arrays: DLPack (capsules and the C exchange API), the CUDA
 //! Array Interface and NumPy's array interface, each checked field by field.
 
+use crate::calls::{call_method0, call_method_kw};
 use crate::dtype;
 use crate::errors::IntoPy;
 use crate::stream;
 use pyo3::exceptions::{PyBufferError, PyTypeError, PyValueError};
 use pyo3::ffi;
 use pyo3::prelude::*;
-use pyo3::types::PyDict;
+use pyo3::types::{PyDict, PyTuple};
 use std::ffi::{c_void, CStr};
 use stridekit::dlpack::DlpackTensor;
 use stridekit::view::DynView;
@@ -62,50 +63,24 @@ fn dlpack_view(obj: &Bound<'_, PyAny>, stream_ptr: Option<i64>) -> PyResult<DynV
     let on_gpu = match stream_ptr {
         None => false,
         Some(_) => {
-            let (dev_type, _dev_id): (i32, i32) = obj
-                .call_method0(pyo3::intern!(py, "__dlpack_device__"))?
-                .extract()?;
+            let (dev_type, _dev_id): (i32, i32) =
+                call_method0(obj, pyo3::intern!(py, "__dlpack_device__"))?.extract()?;
             matches!(dev_type, 2 | 13)
         }
     };
-    let kwargs = PyDict::new(py);
-    if on_gpu {
-        // Passed as decoded by the one rule: -1 opts out of synchronisation, 1 is the
-        // legacy default stream, and 0 (CUDA's NULL stream, which the array API forbids a
-        // consumer to pass) goes to the producer as 1.
-        kwargs.set_item(
-            pyo3::intern!(py, "stream"),
-            stream_ptr.map(|s| if s == 0 { 1 } else { s }),
-        )?;
-    }
-    static MAX_VERSION: pyo3::sync::PyOnceLock<Py<PyAny>> = pyo3::sync::PyOnceLock::new();
-    let max_version = MAX_VERSION.get_or_try_init(py, || {
-        (1u32, 3u32)
-            .into_pyobject(py)
-            .map(|t| t.into_any().unbind())
-    })?;
-    kwargs.set_item(pyo3::intern!(py, "max_version"), max_version.bind(py))?;
-    fn call<'py>(obj: &Bound<'py, PyAny>, kw: &Bound<'py, PyDict>) -> PyResult<Bound<'py, PyAny>> {
-        let name = pyo3::intern!(obj.py(), "__dlpack__");
-        match obj.call_method(name, (), Some(kw)) {
-            Ok(c) => Ok(c),
-            // Producers from before DLPack 1.0 take no max_version.
-            Err(e) if e.is_instance_of::<PyTypeError>(obj.py()) => {
-                kw.del_item("max_version")?;
-                obj.call_method(name, (), Some(kw))
-            }
-            Err(e) => Err(e),
-        }
-    }
-    let cap = match call(obj, &kwargs) {
+    // Passed as decoded by the one rule: -1 opts out of synchronisation, 1 is the legacy
+    // default stream, and 0 (CUDA's NULL stream, which the array API forbids a consumer
+    // to pass) goes to the producer as 1.
+    let stream = match stream_ptr {
+        Some(s) if on_gpu => Some(if s == 0 { 1 } else { s }.into_pyobject(py)?.into_any()),
+        _ => None,
+    };
+    let cap = match call_dlpack(obj, stream.as_ref()) {
         Ok(c) => c,
         // Some producers (JAX) take -1 for a stream handle instead of "no ordering":
         // then ask for the legacy default stream's ordering, which is always safe.
         Err(_) if on_gpu && stream_ptr == Some(-1) => {
-            let kw = PyDict::new(py);
-            kw.set_item("stream", 1)?;
-            kw.set_item("max_version", (1, 3))?;
-            call(obj, &kw)?
+            call_dlpack(obj, Some(&1i64.into_pyobject(py)?.into_any()))?
         }
         Err(e) => return Err(e),
     };
@@ -115,6 +90,47 @@ fn dlpack_view(obj: &Bound<'_, PyAny>, stream_ptr: Option<i64>) -> PyResult<DynV
     // SAFETY: the producer vouches for the memory; Python has no aliasing rules, so
     // writes elsewhere are the caller's to order, as in cuda.core.
     unsafe { DynView::from_dlpack(t) }.py_err()
+}
+
+/// `obj.__dlpack__(stream=stream, max_version=(1, 3))`, `stream` left out when None; a
+/// producer from before DLPack 1.0, which takes no `max_version` (a TypeError), is asked
+/// again without it.
+fn call_dlpack<'py>(
+    obj: &Bound<'py, PyAny>,
+    stream: Option<&Bound<'py, PyAny>>,
+) -> PyResult<Bound<'py, PyAny>> {
+    /// The keyword names of each call, made once.
+    struct Names {
+        stream_and_version: Py<PyTuple>,
+        version: Py<PyTuple>,
+        stream: Py<PyTuple>,
+        none: Py<PyTuple>,
+        max_version: Py<PyAny>,
+    }
+    static NAMES: pyo3::sync::PyOnceLock<Names> = pyo3::sync::PyOnceLock::new();
+    let py = obj.py();
+    let n = NAMES.get_or_try_init(py, || -> PyResult<Names> {
+        Ok(Names {
+            stream_and_version: PyTuple::new(py, ["stream", "max_version"])?.unbind(),
+            version: PyTuple::new(py, ["max_version"])?.unbind(),
+            stream: PyTuple::new(py, ["stream"])?.unbind(),
+            none: PyTuple::empty(py).unbind(),
+            max_version: (1u32, 3u32).into_pyobject(py)?.into_any().unbind(),
+        })
+    })?;
+    let name = pyo3::intern!(py, "__dlpack__");
+    let max_version = n.max_version.bind(py);
+    let first = match stream {
+        Some(s) => call_method_kw(obj, name, n.stream_and_version.bind(py), &[s, max_version]),
+        None => call_method_kw(obj, name, n.version.bind(py), &[max_version]),
+    };
+    match first {
+        Err(e) if e.is_instance_of::<PyTypeError>(py) => match stream {
+            Some(s) => call_method_kw(obj, name, n.stream.bind(py), &[s]),
+            None => call_method_kw(obj, name, n.none.bind(py), &[]),
+        },
+        r => r,
+    }
 }
 
 const EXCHANGE: &CStr = c"dlpack_exchange_api";

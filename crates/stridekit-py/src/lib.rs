@@ -2,6 +2,7 @@
 //! with cuda.core's names.
 
 // Lowest first: each module uses only the ones before it (tests/layers.rs).
+mod calls;
 mod cview;
 mod dist;
 mod dtype;

@@ -7,6 +7,7 @@ mod support;
 
 /// Lowest first: each module may use the ones before it.
 const LAYERS: &[&str] = &[
+    "calls",       // method calls with keywords through vectorcall
     "dtype",       // NumPy dtypes and typestrs
     "errors",      // Python exceptions of the crates' errors
     "stream",      // stream arguments

@@ -53,7 +53,15 @@ fn lock<'m, T>(op: &'static str, what: &'static str, m: &'m Mutex<T>) -> Result<
 impl Runtime {
     /// The runtime of device `ordinal`, made on first use.
     pub(crate) fn get(op: &'static str, ordinal: usize) -> Result<Arc<Runtime>> {
+        /// Devices whose runtimes are also found without a lock (every copy asks).
+        const FAST_DEVICES: usize = 64;
+        static FAST: [OnceLock<Arc<Runtime>>; FAST_DEVICES] =
+            [const { OnceLock::new() }; FAST_DEVICES];
         static ALL: OnceLock<Mutex<Vec<Option<Arc<Runtime>>>>> = OnceLock::new();
+        // Set only after the driver was ensured and the runtime made (below).
+        if let Some(rt) = FAST.get(ordinal).and_then(OnceLock::get) {
+            return Ok(rt.clone());
+        }
         driver::ensure(op)?;
         let all = ALL.get_or_init(|| Mutex::new(Vec::new()));
         if let Some(Some(rt)) = lock(op, "device runtime table", all)?.get(ordinal) {
@@ -85,6 +93,10 @@ impl Runtime {
             events: Mutex::new(Vec::new()),
         });
         table[ordinal] = Some(rt.clone());
+        if let Some(slot) = FAST.get(ordinal) {
+            // Made under the table's lock, so at most once per device.
+            let _ = slot.set(rt.clone());
+        }
         Ok(rt)
     }
 

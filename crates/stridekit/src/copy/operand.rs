@@ -6,6 +6,7 @@
 use crate::dtype::DType;
 use crate::error::{invalid, Result};
 use crate::memory::{validate_layout, Buffer, CudarcUse, MemoryKind, PendingWork, Region};
+use std::borrow::Cow;
 use std::marker::PhantomData;
 use stridekit_layout::StridedLayout;
 
@@ -15,7 +16,8 @@ pub(crate) struct Operand<'a> {
     size: usize,
     kind: MemoryKind,
     device: Option<usize>,
-    layout: StridedLayout,
+    /// A view's own layout, borrowed (most copies), or one the engine made.
+    layout: Cow<'a, StridedLayout>,
     dtype: Option<DType>,
     pending: Option<&'a PendingWork>,
     cudarc: Option<CudarcUse<'a>>,
@@ -36,7 +38,7 @@ impl<'a> Operand<'a> {
         size: usize,
         kind: MemoryKind,
         device: Option<usize>,
-        layout: StridedLayout,
+        layout: Cow<'a, StridedLayout>,
         dtype: Option<DType>,
         pending: Option<&'a PendingWork>,
         writable: bool,
@@ -72,7 +74,7 @@ impl<'a> Operand<'a> {
                 self.size,
                 self.kind,
                 self.device,
-                layout,
+                Cow::Owned(layout),
                 self.dtype,
                 self.pending,
                 self.writable,
@@ -108,7 +110,7 @@ impl<'a> Operand<'a> {
                 buffer.size(),
                 buffer.kind(),
                 buffer.device_ordinal(),
-                layout,
+                Cow::Owned(layout),
                 dtype,
                 Some(buffer.pending()),
                 buffer.kind() != MemoryKind::Host,
@@ -175,9 +177,16 @@ impl<'a> Operand<'a> {
     /// The same memory, read only.
     pub(crate) fn read_only(&self) -> Operand<'a> {
         Operand {
+            ptr: self.ptr,
+            size: self.size,
+            kind: self.kind,
+            device: self.device,
             layout: self.layout.clone(),
+            dtype: self.dtype,
+            pending: self.pending,
+            cudarc: self.cudarc,
             writable: false,
-            ..*self
+            _memory: PhantomData,
         }
     }
 

@@ -338,7 +338,7 @@ pub(crate) fn describe_memory(op: &'static str, dl: &DLTensor) -> Result<Describ
     let (dtype, layout, first) = describe(op, dl)?;
     // The base is the lowest byte any element reaches (negative strides reach below the
     // first element).
-    let (base, size, layout) = span_at(op, first, &layout)?;
+    let (base, size, layout) = span_at(op, first, layout)?;
     let empty = layout.volume() == 0;
     let deferred = !empty
         && matches!(

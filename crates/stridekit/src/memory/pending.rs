@@ -30,6 +30,7 @@ use crate::error::{driver, Error, Result};
 use crate::runtime::Runtime;
 use cudarc::driver::{CudaEvent, CudaStream};
 use smallvec::SmallVec;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 /// What a use does to the memory: see the module docs for whom each waits for.
@@ -179,6 +180,9 @@ impl<M: Recorded> Uses<M> {
 #[derive(Debug, Default)]
 pub(crate) struct PendingWork {
     uses: Mutex<Uses>,
+    /// Set (under the lock) before the first use is stored: until then the record is
+    /// empty, and asking so needs no lock (most imported views are never used on the GPU).
+    ever_used: AtomicBool,
 }
 
 /// One use between [`PendingWork::begin`] and [`finish`]: what it does, and the recorded
@@ -269,6 +273,9 @@ impl PendingWork {
     /// for. Asked without waiting (a poisoned lock answers false: the caller then takes the
     /// path that reports it).
     pub(crate) fn is_idle(&self) -> bool {
+        if !self.ever_used.load(Ordering::Acquire) {
+            return true;
+        }
         self.uses
             .lock()
             .map(|u| u.to_wait_for(Usage::Write).next().is_none())
@@ -277,6 +284,9 @@ impl PendingWork {
 
     /// Blocks the calling thread until every recorded use is done.
     pub(crate) fn wait_host(&self, op: &'static str) -> Result<()> {
+        if !self.ever_used.load(Ordering::Acquire) {
+            return Ok(());
+        }
         let seen: Marks<Arc<Mark>> = {
             let uses = self.lock(op)?;
             uses.to_wait_for(Usage::Write).cloned().collect()
@@ -326,7 +336,8 @@ pub(crate) fn finish<'p>(
         guards.push(r.lock(op)?);
     }
     let done = mark(op, stream)?;
-    for ((_, u), g) in merged.iter().zip(guards.iter_mut()) {
+    for ((r, u), g) in merged.iter().zip(guards.iter_mut()) {
+        r.ever_used.store(true, Ordering::Release);
         g.apply(u.usage, &u.waited, &done);
     }
     Ok(())
@@ -390,7 +401,9 @@ mod tests {
     #[test]
     fn a_poisoned_record_is_not_idle_and_its_wait_reports_the_poison() {
         let p = PendingWork::default();
-        // A thread that panics while holding the record's lock poisons it.
+        // A record that has stored a use (the GPU work itself needs a device)...
+        p.ever_used.store(true, Ordering::Release);
+        // ...and a thread that panics while holding the record's lock poisons it.
         let poisoned = std::thread::scope(|s| {
             s.spawn(|| {
                 let _held = p.uses.lock().unwrap();
@@ -404,6 +417,15 @@ mod tests {
         assert!(!p.is_idle());
         let e = p.wait_host("test").unwrap_err();
         assert!(e.to_string().contains("test"), "{e}");
+    }
+
+    #[test]
+    fn a_record_that_never_stored_a_use_is_idle_without_its_lock() {
+        let p = PendingWork::default();
+        // Held elsewhere: the answer must not need the lock.
+        let _held = p.uses.lock().unwrap();
+        assert!(p.is_idle());
+        p.wait_host("test").unwrap();
     }
 
     #[test]

@@ -255,10 +255,10 @@ pub(crate) fn validate_layout(
 pub(crate) fn span_at(
     op: &'static str,
     ptr: u64,
-    layout: &StridedLayout,
+    layout: StridedLayout,
 ) -> Result<(u64, usize, StridedLayout)> {
     if layout.volume() == 0 {
-        return Ok((ptr, 0, layout.clone()));
+        return Ok((ptr, 0, layout));
     }
     if ptr == 0 {
         return Err(invalid(
@@ -282,7 +282,7 @@ pub(crate) fn span_at(
                 ),
             )
         })?;
-    Ok((base, bytes, layout.rebased()?))
+    Ok((base, bytes, layout.into_rebased()?))
 }
 
 /// The alignment kernels need for elements of `itemsize` bytes: the largest power of two

@@ -36,6 +36,15 @@ impl Backing<'_> {
         }
     }
 
+    /// The producer's declaration of where the memory is, still to be checked at first
+    /// use (imported DLPack tensors of CUDA device types).
+    pub(crate) fn claim(&self) -> Option<&crate::dlpack::Claim> {
+        match self {
+            Backing::Dlpack(t) => t.claim.as_ref(),
+            _ => None,
+        }
+    }
+
     /// Whether [`prepare_last_release`](Self::prepare_last_release) would wait for
     /// anything: this backing is the memory's last owner and it has recorded GPU work (an
     /// imported tensor) or a release that waits (a shared buffer). Asked without waiting.
@@ -87,6 +96,9 @@ pub(crate) struct Imported {
     pub(crate) pending: crate::memory::PendingWork,
     /// What keeps a borrowed `DLTensor`'s memory alive (the producer's object).
     pub(crate) owner: Option<Box<dyn Any + Send + Sync>>,
+    /// The producer's declaration of where the memory is, checked at first use (every
+    /// view of the tensor shares its base address, which the check is about).
+    pub(crate) claim: Option<crate::dlpack::Claim>,
 }
 
 impl Drop for Imported {

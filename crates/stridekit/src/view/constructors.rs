@@ -15,7 +15,6 @@ impl<'a, A: Access> StridedMemoryViewBase<'a, A> {
             layout: p.layout,
             dtype: p.dtype,
             backing: p.backing,
-            claim: p.claim.map(Arc::new),
             access: PhantomData,
         })
     }
@@ -37,7 +36,6 @@ impl<'a, A: Access> StridedMemoryViewBase<'a, A> {
                 layout,
                 dtype,
                 backing,
-                claim: None,
             },
         )
     }
@@ -58,7 +56,6 @@ impl<'a, A: Access> StridedMemoryViewBase<'a, A> {
                 layout,
                 dtype: Some(T::DTYPE),
                 backing,
-                claim: None,
             },
         )
     }
@@ -263,7 +260,7 @@ impl StridedMemoryView<'static> {
         owner: O,
     ) -> Result<Self> {
         const OP: &str = "StridedMemoryView::from_foreign_span";
-        let (base, size, layout) = span_at(OP, ptr, layout)?;
+        let (base, size, layout) = span_at(OP, ptr, layout.clone())?;
         // SAFETY: the caller's promise covers these bytes.
         unsafe { foreign(OP, base, size, layout, dtype, owner) }
     }
@@ -281,7 +278,7 @@ impl StridedMemoryViewMut<'static> {
         owner: O,
     ) -> Result<Self> {
         const OP: &str = "StridedMemoryViewMut::from_foreign_span_mut";
-        let (base, size, layout) = span_at(OP, ptr, layout)?;
+        let (base, size, layout) = span_at(OP, ptr, layout.clone())?;
         // SAFETY: the caller's promise covers these bytes.
         unsafe { foreign(OP, base, size, layout, dtype, owner) }
     }

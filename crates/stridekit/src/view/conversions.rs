@@ -34,7 +34,6 @@ impl<'a, A: Access> StridedMemoryViewBase<'a, A> {
             layout,
             dtype,
             backing: self.backing.clone(),
-            claim: self.claim.clone(),
             access: PhantomData,
         }
     }

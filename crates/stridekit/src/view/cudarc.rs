@@ -26,7 +26,6 @@ fn parts_of<'a, T: Element, S: DevicePtr<T>>(
         layout,
         dtype: Some(T::DTYPE),
         backing,
-        claim: None,
     }
 }
 

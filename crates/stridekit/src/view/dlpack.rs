@@ -3,7 +3,7 @@
 
 use super::access::{Access, ReadOnly, ReadWrite};
 use super::{Backing, Imported, Parts, StridedMemoryViewBase};
-use crate::dlpack::{describe_memory, export, Described, DlpackTensor, ExportSpec};
+use crate::dlpack::{describe_memory, export, Claim, Described, DlpackTensor, ExportSpec};
 use crate::error::{invalid, Result};
 use dlpark::ffi::DLTensor;
 use dlpark::{DlpackFlags, Managed, ManagedTensorBase};
@@ -14,7 +14,7 @@ use std::sync::Arc;
 fn view_of<A: Access>(
     op: &'static str,
     dl: &DLTensor,
-    backing: impl FnOnce() -> Backing<'static>,
+    backing: impl FnOnce(Option<Claim>) -> Backing<'static>,
 ) -> Result<StridedMemoryViewBase<'static, A>> {
     let d: Described = describe_memory(op, dl)?;
     StridedMemoryViewBase::from_parts(
@@ -26,8 +26,7 @@ fn view_of<A: Access>(
             device: d.device,
             layout: d.layout,
             dtype: d.dtype,
-            backing: backing(),
-            claim: d.claim,
+            backing: backing(d.claim),
         },
     )
 }
@@ -44,12 +43,13 @@ unsafe fn borrowed<A: Access, O: std::any::Any + Send + Sync>(
 ) -> Result<StridedMemoryViewBase<'static, A>> {
     // Like an owned import, it carries a record of the GPU work queued on the memory, so
     // that uses through views of it are ordered and its last release waits for them.
-    view_of(op, dl, move || {
+    view_of(op, dl, move |claim| {
         Backing::Dlpack(Arc::new(Imported {
             deleter: None,
             flags: DlpackFlags::empty(),
             pending: Default::default(),
             owner: Some(Box::new(owner)),
+            claim,
         }))
     })
 }
@@ -100,12 +100,13 @@ fn import<A: Access>(
     }
     // A copy of the descriptor (its arrays stay the producer's, alive while `t` is).
     let dl = *t.tensor();
-    view_of(op, &dl, move || {
+    view_of(op, &dl, move |claim| {
         Backing::Dlpack(Arc::new(Imported {
             deleter: Some(t.into_deleter()),
             flags,
             pending: Default::default(),
             owner: None,
+            claim,
         }))
     })
 }

@@ -93,8 +93,6 @@ pub struct StridedMemoryViewBase<'a, A: Access> {
     layout: StridedLayout,
     dtype: Option<DType>,
     backing: Backing<'a>,
-    /// A producer's declaration of the memory's kind, checked at first use.
-    claim: Option<Arc<crate::dlpack::Claim>>,
     access: PhantomData<A>,
 }
 
@@ -140,7 +138,6 @@ pub(crate) struct Parts<'a> {
     pub layout: StridedLayout,
     pub dtype: Option<DType>,
     pub backing: Backing<'a>,
-    pub claim: Option<crate::dlpack::Claim>,
 }
 
 impl<'a, A: Access> StridedMemoryViewBase<'a, A> {
@@ -226,7 +223,7 @@ impl<'a, A: Access> StridedMemoryViewBase<'a, A> {
     /// Checks a producer's declaration of where the memory is (a DLPack CUDA device
     /// type, taken at its word when the view was made) before the memory is first used.
     pub(crate) fn check_claim(&self, op: &'static str) -> Result<()> {
-        match &self.claim {
+        match self.backing.claim() {
             Some(c) => c.check(op, self.ptr),
             None => Ok(()),
         }
@@ -245,7 +242,7 @@ impl<'a, A: Access> StridedMemoryViewBase<'a, A> {
                 self.size,
                 self.kind,
                 self.device,
-                self.layout.clone(),
+                std::borrow::Cow::Borrowed(&self.layout),
                 self.dtype,
                 self.pending(),
                 A::WRITABLE,

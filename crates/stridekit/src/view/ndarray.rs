@@ -33,7 +33,7 @@ impl<'a> StridedMemoryView<'a> {
     pub fn from_array<T: Element, D: Dimension>(a: ArrayView<'a, T, D>) -> Result<Self> {
         const OP: &str = "StridedMemoryView::from_array";
         let layout = layout_of::<T>(a.shape(), a.strides())?;
-        let (base, size, layout) = span_at(OP, a.as_ptr() as u64, &layout)?;
+        let (base, size, layout) = span_at(OP, a.as_ptr() as u64, layout)?;
         Self::from_parts(OP, host_parts::<T>(base, size, layout))
     }
 }
@@ -54,7 +54,7 @@ impl<'a> StridedMemoryViewMut<'a> {
     pub fn from_array_mut<T: Element, D: Dimension>(mut a: ArrayViewMut<'a, T, D>) -> Result<Self> {
         const OP: &str = "StridedMemoryViewMut::from_array_mut";
         let layout = layout_of::<T>(a.shape(), a.strides())?;
-        let (base, size, layout) = span_at(OP, a.as_mut_ptr() as u64, &layout)?;
+        let (base, size, layout) = span_at(OP, a.as_mut_ptr() as u64, layout)?;
         Self::from_parts(OP, host_parts::<T>(base, size, layout))
     }
 }
@@ -72,7 +72,6 @@ fn host_parts<'a, T: Element>(ptr: u64, size: usize, layout: StridedLayout) -> P
         layout,
         dtype: Some(T::DTYPE),
         backing: Backing::Slice(PhantomData),
-        claim: None,
     }
 }
 
