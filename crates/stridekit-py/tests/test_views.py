@@ -338,3 +338,38 @@ def test_host_views_have_no_cuda_array_interface() -> None:
     assert not hasattr(v, "__cuda_array_interface__")
     with pytest.raises(AttributeError, match="pageable host memory"):
         v.__cuda_array_interface__
+
+
+class Producer:
+    """A DLPack producer that records the keywords of each `__dlpack__` call and, when
+    `legacy`, takes no `max_version` (as producers before DLPack 1.0)."""
+
+    def __init__(self: Any, a: Any, legacy: bool) -> None:
+        self.a = a
+        self.legacy = legacy
+        self.calls: list[dict[str, Any]] = []
+
+    def __dlpack_device__(self: Any) -> Any:
+        return self.a.__dlpack_device__()
+
+    def __dlpack__(self: Any, **kw: Any) -> Any:
+        self.calls.append(kw)
+        if self.legacy and "max_version" in kw:
+            raise TypeError("__dlpack__() got an unexpected keyword argument 'max_version'")
+        return self.a.__dlpack__(**kw)
+
+
+@pytest.mark.parametrize("legacy", [False, True])
+def test_dlpack_producers_get_the_keywords_the_protocol_names(legacy: bool) -> None:
+    a = np.arange(12, dtype=np.int16).reshape(3, 4)
+    p = Producer(a, legacy)
+    v = StridedMemoryView.from_dlpack(p, -1)
+    assert (v.shape, v.strides, v.ptr) == ((3, 4), (4, 1), a.ctypes.data)
+    # A CPU array gets no stream; DLPack 1.x is asked for first, then (a TypeError) not.
+    want: list[dict[str, Any]] = [{"max_version": (1, 3)}]
+    if legacy:
+        want.append({})
+    assert p.calls == want
+    p.calls.clear()
+    assert StridedMemoryView(p).shape == (3, 4)
+    assert p.calls == want
