@@ -137,25 +137,43 @@ def main():
     overlap(dev, ceiling, traffic)
 
 
+# Overlapping copies, as in copy_bench: (name, shape, dtype, source of x in PyTorch and
+# in CuPy (which has negative strides), destination of x).
+OVERLAPS = [
+    ("overlapping x[:, 1:] = x[:, :-1] (8192,8192) f32", (8192, 8192), torch.float32,
+     lambda x: x[:, :-1], lambda x: x[:, :-1], lambda x: x[:, 1:]),
+    ("overlapping x[:, :] = x[:, ::-1] (8192,8192) f32", (8192, 8192), torch.float32,
+     lambda x: x.flip(1), lambda x: x[:, ::-1], lambda x: x),
+    ("overlapping x[:, 1:] = x[:, :-1] (16384,16384) u8", (16384, 16384), torch.uint8,
+     lambda x: x[:, :-1], lambda x: x[:, :-1], lambda x: x[:, 1:]),
+    ("overlapping x[1:] = x[:-1] (8192,8192) f32", (8192, 8192), torch.float32,
+     lambda x: x[:-1], lambda x: x[:-1], lambda x: x[1:]),
+]
+
+
 def overlap(dev, ceiling, traffic):
-    """`x[:, 1:] = x[:, :-1]`: PyTorch refuses the overlapping copy_, so a user clones first."""
-    name = "overlapping x[:, 1:] = x[:, :-1] (8192,8192) f32"
-    x = torch.empty((8192, 8192), dtype=torch.float32, device=dev).random_(0, 100)
-    moved = 2 * 8192 * 8191 * 4
-    ms = bench(lambda: x[:, 1:].copy_(x[:, :-1].clone()))
-    exact = traffic.get(name)
-    t_sec = f"{exact / ceiling / 1e6 / ms:.2f}" if exact else "-"
-    c_txt = c_ratio = c_sec = "-"
-    if cp is not None:
-        cx = cp.from_dlpack(x)
-        with cp.cuda.ExternalStream(torch.cuda.current_stream().cuda_stream):
-            cms = bench(lambda: cx[:, 1:].__setitem__(Ellipsis, cx[:, :-1]))
-        c_gbs = moved / cms / 1e6
-        c_txt, c_ratio = f"{c_gbs:.0f}", f"{c_gbs / ceiling:.2f}"
-        if exact:
-            c_sec = f"{exact / ceiling / 1e6 / cms:.2f}"
-    t_gbs = moved / ms / 1e6
-    print(f"{name:<58} {t_gbs:>10.0f} {t_gbs / ceiling:>6.2f} {t_sec:>7} {c_txt:>10} {c_ratio:>6} {c_sec:>7}")
+    """PyTorch refuses overlapping copy_, so a user clones the source first; CuPy copies
+    through its own temporary. (`flip` is itself a copy: PyTorch has no negative strides,
+    so its reversed case is one flip into a new tensor, then the copy.)"""
+    for name, shape, dtype, src_of, cupy_src_of, dst_of in OVERLAPS:
+        x = torch.empty(shape, dtype=dtype, device=dev).random_(0, 100)
+        src, dst = src_of(x), dst_of(x)
+        moved = 2 * src.numel() * src.element_size()
+        ms = bench(lambda: dst.copy_(src_of(x).clone()))
+        exact = traffic.get(name)
+        t_sec = f"{exact / ceiling / 1e6 / ms:.2f}" if exact else "-"
+        c_txt = c_ratio = c_sec = "-"
+        if cp is not None:
+            cx = cp.from_dlpack(x)
+            csrc, cdst = cupy_src_of(cx), dst_of(cx)
+            with cp.cuda.ExternalStream(torch.cuda.current_stream().cuda_stream):
+                cms = bench(lambda: cdst.__setitem__(Ellipsis, csrc))
+            c_gbs = moved / cms / 1e6
+            c_txt, c_ratio = f"{c_gbs:.0f}", f"{c_gbs / ceiling:.2f}"
+            if exact:
+                c_sec = f"{exact / ceiling / 1e6 / cms:.2f}"
+        t_gbs = moved / ms / 1e6
+        print(f"{name:<58} {t_gbs:>10.0f} {t_gbs / ceiling:>6.2f} {t_sec:>7} {c_txt:>10} {c_ratio:>6} {c_sec:>7}")
 
 
 if __name__ == "__main__":

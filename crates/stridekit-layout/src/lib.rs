@@ -23,6 +23,7 @@
 mod dims;
 pub mod dist;
 mod error;
+mod groups;
 mod layout;
 mod plan;
 mod repack;
@@ -34,6 +35,7 @@ mod transform;
 
 pub use dims::{Dims, MAX_NDIM};
 pub use error::{LayoutError, Op, Result, Tuple};
+pub use groups::GROUP_MAX_BYTES;
 pub use layout::{Order, StridedLayout};
 pub use plan::CopyPlan;
 pub use repack::RepackOptions;

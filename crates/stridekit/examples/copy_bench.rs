@@ -377,12 +377,10 @@ fn main() -> R<()> {
                 })?;
             println!("profiled: {}", c.name);
         }
-        if args
-            .only
-            .as_ref()
-            .is_some_and(|o| OVERLAP.contains(o.as_str()))
-        {
-            overlap_case(&mr, &stream, &timer, 0.0, true)?;
+        for o in overlaps() {
+            if args.only.as_ref().is_some_and(|w| o.0.contains(w.as_str())) {
+                overlap_case(&mr, &stream, &timer, 0.0, true, &o)?;
+            }
         }
         return Ok(());
     }
@@ -464,15 +462,14 @@ fn main() -> R<()> {
             pairs
         );
     }
-    if args
-        .only
-        .as_ref()
-        .is_none_or(|o| OVERLAP.contains(o.as_str()))
-    {
-        let exact = overlap_case(&mr, &stream, &timer, memcpy_gbs, false)?;
-        traffic_lines.push_str(&format!(
-            "{{\"case\":{OVERLAP:?},\"sector_traffic\":{exact},\"bytes_traffic\":{exact}}}\n"
-        ));
+    for o in overlaps() {
+        if args.only.as_ref().is_none_or(|w| o.0.contains(w.as_str())) {
+            let exact = overlap_case(&mr, &stream, &timer, memcpy_gbs, false, &o)?;
+            traffic_lines.push_str(&format!(
+                "{{\"case\":{:?},\"sector_traffic\":{exact},\"bytes_traffic\":{exact}}}\n",
+                o.0
+            ));
+        }
     }
     if let Some(path) = args.traffic {
         if let Err(e) = std::fs::write(&path, traffic_lines) {
@@ -483,18 +480,62 @@ fn main() -> R<()> {
     Ok(())
 }
 
-const OVERLAP: &str = "overlapping x[:, 1:] = x[:, :-1] (8192,8192) f32";
+/// Overlapping copies: (name, shape, itemsize, source and destination slices of one
+/// buffer). The first three split into independent rows (one pass); the last is one run
+/// (through a temporary).
+type Overlap = (
+    &'static str,
+    [i64; 2],
+    usize,
+    Vec<stridekit::SliceArg>,
+    Vec<stridekit::SliceArg>,
+);
 
-/// `x[:, 1:] = x[:, :-1]`: source and destination share one buffer.
+fn overlaps() -> Vec<Overlap> {
+    vec![
+        (
+            "overlapping x[:, 1:] = x[:, :-1] (8192,8192) f32",
+            [8192, 8192],
+            4,
+            s![.., ..8191].to_vec(),
+            s![.., 1..].to_vec(),
+        ),
+        (
+            "overlapping x[:, :] = x[:, ::-1] (8192,8192) f32",
+            [8192, 8192],
+            4,
+            s![.., ..;-1].to_vec(),
+            s![.., ..].to_vec(),
+        ),
+        (
+            "overlapping x[:, 1:] = x[:, :-1] (16384,16384) u8",
+            [16384, 16384],
+            1,
+            s![.., ..16383].to_vec(),
+            s![.., 1..].to_vec(),
+        ),
+        (
+            "overlapping x[1:] = x[:-1] (8192,8192) f32",
+            [8192, 8192],
+            4,
+            s![..8191, ..].to_vec(),
+            s![1.., ..].to_vec(),
+        ),
+    ]
+}
+
+/// One overlapping copy: source and destination share one buffer. Returns its
+/// sector-exact traffic.
 fn overlap_case(
     mr: &DeviceMemoryResource,
     stream: &Arc<CudaStream>,
     timer: &timing::Timer,
     memcpy_gbs: f64,
     profile: bool,
+    (name, shape, isz, from, to): &Overlap,
 ) -> R<u64> {
-    let x = dense(&[8192, 8192], 4);
-    let (sl, dl) = (x.sliced(s![.., ..8191])?, x.sliced(s![.., 1..])?);
+    let x = dense(shape, *isz);
+    let (sl, dl) = (x.sliced(from)?, x.sliced(to)?);
     let mut b = mr.allocate(x.required_size_in_bytes()?, stream)?;
     b.fill(0x5A, stream)?;
     let (ptr, size) = (b.ptr(), b.size());
@@ -514,14 +555,14 @@ fn overlap_case(
             })?;
         return Ok(0);
     }
-    let moved = 2 * sl.volume() * 4;
+    let moved = 2 * sl.volume() * isz;
     let t = timer.device(20, || dst.copy_from(&src, Some(stream)))?;
     let alone = timer.alone(20, || dst.copy_from(&src, Some(stream)))?;
     let exact = roofline::sector_exact_traffic(&sl, &dl);
     let gbs = moved as f64 / t.ms / 1e6;
     println!(
         "{:<58} {:>9.1} {:>9.3} {:>9.1} {:>8.0} {:>7.2} {:>8.2} {:>7.2} {:>7}",
-        OVERLAP,
+        name,
         moved as f64 / 1e6,
         t.ms,
         t.host_us,

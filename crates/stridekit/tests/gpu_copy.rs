@@ -169,7 +169,37 @@ fn overlapping_device_copies_behave_as_if_the_source_were_copied_first() {
                 all.sliced(stridekit::s![..n - 1]).unwrap(),
             ),
         ];
+        // Copies that split into independent groups (rows read whole before they are
+        // written, one kernel), and one that looks alike but does not (a temporary).
+        let rows = StridedLayout::dense(&[250, 400], 4, Order::C).unwrap();
+        let planes = StridedLayout::dense(&[10, 25, 400], 4, Order::C).unwrap();
+        let halves = StridedLayout::dense(&[200, 1000], 2, Order::C).unwrap();
+        let bytes = StridedLayout::dense(&[400, 1000], 1, Order::C).unwrap();
+        let pair = |l: &StridedLayout, a: &[stridekit::SliceArg], b: &[stridekit::SliceArg]| {
+            (l.sliced(a).unwrap(), l.sliced(b).unwrap())
+        };
+        use stridekit::s;
+        let grouped = [
+            // x[:, 1:] = x[:, :-1] (every row moves right), and back.
+            pair(&rows, s![.., ..-1], s![.., 1..]),
+            pair(&rows, s![.., 1..], s![.., ..-1]),
+            // Each row reversed in place.
+            pair(&rows, s![.., ..;-1], s![.., ..]),
+            pair(&planes, s![.., .., ..-3], s![.., .., 3..]),
+            pair(&halves, s![.., 5..], s![.., ..-5]),
+            pair(&bytes, s![.., ..-1], s![.., 1..]),
+            pair(&bytes, s![.., ..;-1], s![.., ..]),
+            pair(&rows, s![..;2, ..-1], s![..;2, 1..]),
+            // A row on from the row before: one run too long for a group.
+            pair(&rows, s![..-1, ..], s![1.., ..]),
+        ];
+        let cases = cases.into_iter().chain(grouped);
         for (sl, dl) in cases {
+            let dtype = match sl.itemsize() {
+                1 => DType::U8,
+                2 => DType::U16,
+                _ => DType::U32,
+            };
             let mut b = filled(mr.as_ref(), &data, &stream);
             let before = read(&b, &stream);
             {
@@ -177,7 +207,7 @@ fn overlapping_device_copies_behave_as_if_the_source_were_copied_first() {
                 // SAFETY: both views cover `b`, which outlives them; they overlap on purpose (the
                 // copy is defined as if the source were read first) and nothing else touches it.
                 let src = unsafe {
-                    StridedMemoryView::from_foreign(ptr, b.size(), sl.clone(), Some(DType::U32), ())
+                    StridedMemoryView::from_foreign(ptr, b.size(), sl.clone(), Some(dtype), ())
                 }
                 .unwrap();
                 // SAFETY: as above.
@@ -186,7 +216,7 @@ fn overlapping_device_copies_behave_as_if_the_source_were_copied_first() {
                         ptr,
                         b.size(),
                         dl.clone(),
-                        Some(DType::U32),
+                        Some(dtype),
                         (),
                     )
                 }

@@ -3,7 +3,8 @@
 //! A captured copy runs nothing now: its kernels and memcpys become the graph's nodes,
 //! and run each time the graph is launched. So:
 //! - only copies the GPU does alone are captured: device and managed memory on the
-//!   stream's device, no overlap (which needs a temporary), not blocking; a copy that
+//!   stream's device, not blocking, overlapping views only where they split into
+//!   independent groups (one kernel; others need a temporary); a copy that
 //!   touches host memory, another device, a cudarc slice's events, or asks to block is
 //!   refused with [`Error::Unsupported`](crate::Error::Unsupported), and the capture
 //!   stays valid;
@@ -75,12 +76,7 @@ pub(crate) fn copy(
             "a copy that touches host memory cannot be captured (the CPU takes part in it)",
         ));
     }
-    if overlaps(dst, src) {
-        return Err(refuse(
-            OP,
-            "overlapping views need a temporary copy, which a graph cannot hold",
-        ));
-    }
+    let overlapping = overlaps(dst, src);
     if opts.blocking == Some(true) {
         return Err(refuse(OP, "a blocking copy cannot wait for captured work"));
     }
@@ -105,6 +101,17 @@ pub(crate) fn copy(
     }
     if plan.volume == 0 {
         return Ok(());
+    }
+    if overlapping {
+        // In independent groups (one kernel), or not at all: a temporary would outlive
+        // the capture.
+        if super::kernel::launch_overlapping(plan, dmem, src.region()?, stream)? {
+            return Ok(());
+        }
+        return Err(refuse(
+            OP,
+            "these overlapping views need a temporary copy (they do not split into independent groups of at most GROUP_MAX_BYTES), which a graph cannot hold",
+        ));
     }
     let cx = Ctx {
         stream,

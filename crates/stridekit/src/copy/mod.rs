@@ -11,7 +11,10 @@
 //!   thread packs (or unpacks) one chunk, its span or its elements, while the copy engine
 //!   moves the previous one; the kernel does the strided part on the device.
 //!
-//! Overlapping source and destination behave as if the source were copied out first.
+//! Overlapping source and destination behave as if the source were copied out first: on
+//! the device in one pass where the copy splits into independent groups that each fit in
+//! a block's shared memory ([`CopyPlan::overlap_groups`]: `x[:, 1:] = x[:, :-1]`, say),
+//! else through one temporary.
 
 mod across;
 pub(crate) mod captured;
@@ -205,8 +208,15 @@ fn run(
         stream,
         allocator: opts.allocator,
     };
-    // Overlap: copy the source out first, then copy from the copy.
+    // Overlap: in independent groups where the layouts allow (device-side memory only),
+    // else copy the source out first, then copy from the copy.
     if overlaps(dst, src) {
+        if ds == Side::Device && ss == Side::Device {
+            prefetch::managed_sides(dst, src, stream, opts)?;
+            if kernel::launch_overlapping(plan, dmem, src.region()?, stream)? {
+                return Ok(());
+            }
+        }
         let bytes = src.layout().byte_span().1;
         let tmp = cx.temp(bytes)?;
         let span = src.span_region()?;

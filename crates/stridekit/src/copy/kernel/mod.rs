@@ -8,12 +8,14 @@
 //! | `Elementwise` | bytes contiguous in the destination and read forwards or backwards: `element_runs.cu`, 4 bytes of the last axis a thread, one index decomposition and one aligned store per group; others: `strided_copy.cu`, one thread per element; both keep several loads in flight |
 //! | `Transpose` | `tiled_transpose.cu`, 32 x 32 word tiles over two axes; 1- and 2-byte elements that no 4-byte word keeps aligned: `word_transpose.cu` (aligned 4-byte words at any start, realigned with funnel shifts across lanes, blocks transposed in registers) |
 //! | `Tiled` | `tile_copy.cu`: tiles over several axes, tables in shared memory, words |
+//! | (overlapping views) | `group_copy.cu`: independent groups of the last axis ([`CopyPlan::overlap_groups`]), each read whole into shared memory before it is written |
 //! | `SmallMatrices` | 1- and 2-byte elements: `small_matrices.cu`, whole matrices a tile, one run in and out, compile-time extents; 4-byte ones: `small_words.cu`, a warp per run of whole matrices in its own slice of shared memory, no block barrier |
 //! | `ReversedChannels` | `channel_reverse.cu`: pixels in and out as runs of aligned chunks, channels reversed in registers |
 //! | `Rows` | `channel_reverse.cu` with one channel of bytes: each row in and out as runs of aligned chunks, realigned in shared memory |
 //! | `Channels` | 2 to 4 channels (or one picked out of pixels 2 to 4 elements apart) whose planes and batches all start on 16 bytes: `channel_words.cu` (16 bytes of every plane a thread, regrouped in registers, no block barrier); others: `channel_transpose.cu` (deinterleaving: pixels in, planes out) and `channel_interleave.cu` (planes in, pixels out), over the aligned-chunk runs of `channel_runs.cu` |
 
 mod generic;
+mod groups;
 mod params;
 mod runs;
 mod tiled;
@@ -91,6 +93,8 @@ enum Variant {
     SmallWords { na: usize, nl: usize },
     /// Tiles over several axes; bytes per read and per written word.
     Tiled { read: usize, write: usize },
+    /// Overlapping views in independent groups of the last axis.
+    Groups { ndim: usize },
 }
 
 impl Variant {
@@ -132,6 +136,7 @@ impl Variant {
             Variant::SmallMatrices { na, nl } => ("small_matrices", [itemsize, na, nl, 0]),
             Variant::SmallWords { na, nl } => ("small_words", [itemsize, na, nl, 0]),
             Variant::Tiled { read, write } => ("tile_copy", [itemsize, read, write, 0]),
+            Variant::Groups { ndim } => ("group_copy", [itemsize, ndim, 0, 0]),
         }
     }
 }
@@ -308,6 +313,11 @@ fn kernel_source(itemsize: usize, variant: Variant) -> Result<(String, &'static 
             include_str!("../kernels/tile_copy.cu"),
             "tile_copy",
         ),
+        Variant::Groups { ndim } => (
+            format!("#define NDIM {ndim}\n#define PMAX {}\n", params::pmax(ndim)),
+            include_str!("../kernels/group_copy.cu"),
+            "group_copy",
+        ),
     };
     Ok((format!("#define ELEM {elem}\n{defs}{PRELUDE}{body}"), name))
 }
@@ -442,6 +452,40 @@ pub(crate) fn launch(
         return memcpy(plan, dst, src, stream);
     }
     launch_steps(&plan.schedule(dst, src), dst, src, src_bounds, stream)
+}
+
+/// The copy `plan` between overlapping regions in independent groups, when the plan
+/// allows it ([`CopyPlan::overlap_groups`], both sides kernel-reachable): `Ok(false)`
+/// leaves the copy to the caller (through a temporary).
+pub(crate) fn launch_overlapping(
+    plan: &CopyPlan,
+    dst: Region<'_>,
+    src: Region<'_>,
+    stream: &Arc<CudaStream>,
+) -> Result<bool> {
+    const OP: &str = "copy on the device";
+    if plan.volume == 0 {
+        return Ok(true);
+    }
+    if !dst.kind().is_device_accessible() || !src.kind().is_device_accessible() {
+        return Ok(false);
+    }
+    let isz = plan.itemsize as i64;
+    let first = |base: u64, offset: i64| i128::from(base) + i128::from(offset) * i128::from(isz);
+    let Ok(delta) =
+        i64::try_from(first(src.base(), plan.src_offset) - first(dst.base(), plan.dst_offset))
+    else {
+        return Ok(false);
+    };
+    if !plan.overlap_groups(delta) {
+        return Ok(false);
+    }
+    dst.check_writable(OP)?;
+    let (d, s) = plan.byte_bounds()?;
+    dst.check(OP, "destination elements", d)?;
+    src.check(OP, "source elements", s)?;
+    groups::launch(plan, dst.base(), src.base(), stream)?;
+    Ok(true)
 }
 
 /// The gap-free run of `p` between base addresses `dst` and `src`: one `cuMemcpyAsync`.

@@ -1,0 +1,42 @@
+// Overlapping copies in independent groups (`CopyPlan::overlap_groups`): a group is the
+// plan's last axis at one index of the others. A block reads a whole group into shared
+// memory before writing any of it, and no two groups reach the same bytes, so the copy
+// equals copying the source out first. Neither pointer is __restrict__ (they overlap),
+// so the source is never read through the read-only cache.
+// Compiled with ELEM, NDIM and PMAX defined before the prelude; blocks of 256 threads.
+#define GUNR 8
+extern "C" __global__ void __launch_bounds__(256) group_copy(const ELEM* src, ELEM* dst, const Params p,
+                                                               long long groups) {
+    extern __shared__ __align__(16) unsigned char smem[];
+    ELEM* staged = reinterpret_cast<ELEM*>(smem);
+    const int l = NDIM - 1;
+    const int n = (int)p.shape[l];  // at most GROUP_MAX_BYTES / sizeof(ELEM)
+    const long long ss = p.src[l], ds = p.dst[l];
+    for (long long g = blockIdx.x; g < groups; g += gridDim.x) {
+        long long so, d;
+        batch_offsets(p, -1, l, g, so, d);
+        const ELEM* s = src + so;
+        // GUNR loads of a thread in flight before any lands in shared memory.
+        for (int j0 = threadIdx.x; j0 < n; j0 += GUNR * 256) {
+            ELEM v[GUNR];
+#pragma unroll
+            for (int u = 0; u < GUNR; ++u)
+                if (j0 + u * 256 < n) v[u] = s[(long long)(j0 + u * 256) * ss];
+#pragma unroll
+            for (int u = 0; u < GUNR; ++u)
+                if (j0 + u * 256 < n) staged[j0 + u * 256] = v[u];
+        }
+        __syncthreads();
+        ELEM* o = dst + d;
+        for (int j0 = threadIdx.x; j0 < n; j0 += GUNR * 256) {
+            ELEM v[GUNR];
+#pragma unroll
+            for (int u = 0; u < GUNR; ++u)
+                if (j0 + u * 256 < n) v[u] = staged[j0 + u * 256];
+#pragma unroll
+            for (int u = 0; u < GUNR; ++u)
+                if (j0 + u * 256 < n) o[(long long)(j0 + u * 256) * ds] = v[u];
+        }
+        __syncthreads();
+    }
+}
