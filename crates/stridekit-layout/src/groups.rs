@@ -77,3 +77,96 @@ impl CopyPlan {
         true
     }
 }
+
+/// An overlapping copy of one run (both sides contiguous, the source `delta` bytes from
+/// the destination) in chunks of at most [`GROUP_MAX_BYTES`] taken in a safe order: every
+/// chunk is read whole before it is written, and writes only once the chunks whose
+/// sources its destination overlaps have been read. Those chunks come earlier in the
+/// order (ascending when the source lies above the destination, descending below), so a
+/// chunk only ever waits for chunks begun before it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct OrderedChunks {
+    /// Bytes in the run.
+    pub bytes: i64,
+    /// Bytes per chunk (the last one may hold fewer).
+    pub chunk: i64,
+    /// Number of chunks.
+    pub chunks: i64,
+    /// The source's distance from the destination, in bytes (never 0).
+    pub delta: i64,
+}
+
+impl OrderedChunks {
+    /// Whether chunks are taken from the lowest address up.
+    pub fn ascending(&self) -> bool {
+        self.delta > 0
+    }
+
+    /// The chunk taken `ticket`-th.
+    pub fn chunk_of_ticket(&self, ticket: i64) -> i64 {
+        if self.ascending() {
+            ticket
+        } else {
+            self.chunks - 1 - ticket
+        }
+    }
+
+    /// The chunks whose sources chunk `m`'s destination overlaps, other than `m`, as an
+    /// inclusive range (empty when `lo > hi`): chunk `j` reads
+    /// `[j * chunk + delta, (j + 1) * chunk + delta)` (counted from the destination's
+    /// first byte; a shorter last chunk reads less, which the range may over-cover) and
+    /// `m` writes `[m * chunk, min((m + 1) * chunk, bytes))`.
+    pub fn waits(&self, m: i64) -> (i64, i64) {
+        let (c, d) = (self.chunk, self.delta);
+        let end = ((m + 1) * c).min(self.bytes);
+        // Smallest j with (j + 1) * c + d > m * c; largest j with j * c + d < end.
+        let lo = (m * c - d).div_euclid(c);
+        let hi = (end - d - 1).div_euclid(c);
+        let (lo, hi) = (lo.max(0), hi.min(self.chunks - 1));
+        // Chunk m itself is read before it is written by its own block.
+        match (lo == m, hi == m) {
+            (true, true) => (1, 0),
+            (true, false) => (m + 1, hi),
+            (false, true) => (lo, m - 1),
+            (false, false) => (lo, hi),
+        }
+    }
+}
+
+impl CopyPlan {
+    /// The ordered chunks of an overlapping copy of one run whose source lies `delta`
+    /// bytes from its destination, where the plan is one contiguous run on both sides
+    /// (`x[1:] = x[:-1]` of a contiguous array, say).
+    ///
+    /// ```
+    /// use stridekit_layout::{s, CopyPlan, Order, StridedLayout};
+    /// let x = StridedLayout::dense(&[256, 256], 4, Order::C)?;
+    /// let plan = CopyPlan::new(&x.sliced(s![1..])?, &x.sliced(s![..-1])?)?;
+    /// let o = plan.ordered_chunks(-1024).unwrap();
+    /// assert!(!o.ascending()); // the source lies below: chunks from the top down
+    /// // Each chunk's destination overlaps its own source and the chunk above's (read
+    /// // first); the top chunk waits for none.
+    /// assert_eq!(o.chunks, 8);
+    /// assert_eq!(o.waits(6), (7, 7));
+    /// assert_eq!(o.waits(7), (1, 0));
+    /// # Ok::<(), stridekit_layout::LayoutError>(())
+    /// ```
+    pub fn ordered_chunks(&self, delta: i64) -> Option<OrderedChunks> {
+        if self.ndim() != 1 || self.volume == 0 || delta == 0 {
+            return None;
+        }
+        if self.src_strides[0] != 1 || self.dst_strides[0] != 1 {
+            return None;
+        }
+        let isz = i64::try_from(self.itemsize).ok()?;
+        let bytes = i64::try_from(self.volume).ok()?.checked_mul(isz)?;
+        // Whole elements a chunk, at most GROUP_MAX_BYTES.
+        let chunk = (GROUP_MAX_BYTES as i64 / isz).max(1) * isz;
+        Some(OrderedChunks {
+            bytes,
+            chunk,
+            chunks: (bytes + chunk - 1) / chunk,
+            delta,
+        })
+    }
+}

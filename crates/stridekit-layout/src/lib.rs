@@ -35,7 +35,7 @@ mod transform;
 
 pub use dims::{Dims, MAX_NDIM};
 pub use error::{LayoutError, Op, Result, Tuple};
-pub use groups::GROUP_MAX_BYTES;
+pub use groups::{OrderedChunks, GROUP_MAX_BYTES};
 pub use layout::{Order, StridedLayout};
 pub use plan::CopyPlan;
 pub use repack::RepackOptions;

@@ -137,3 +137,41 @@ proptest! {
         prop_assert_eq!(got, want);
     }
 }
+
+proptest! {
+    /// Ordered chunks of a shifted run: every chunk whose source a chunk's destination
+    /// overlaps (brute force over byte intervals) is in its wait range, and every chunk in
+    /// that range was taken earlier (so no chunk waits for one begun after it).
+    #[test]
+    fn ordered_chunks_wait_for_exactly_the_earlier_sources_they_overwrite(
+        elements in 1i64..200_000,
+        isz in prop_oneof![Just(1usize), Just(2), Just(4), Just(8), Just(16)],
+        delta in -300_000i64..300_000,
+    ) {
+        let run = StridedLayout::dense(&[elements], isz, stridekit_layout::Order::C).unwrap();
+        let plan = CopyPlan::new(&run, &run).unwrap();
+        let Some(o) = plan.ordered_chunks(delta) else {
+            prop_assert_eq!(delta, 0);
+            return Ok(());
+        };
+        let ticket_of = |c: i64| if o.ascending() { c } else { o.chunks - 1 - c };
+        for t in 0..o.chunks {
+            prop_assert_eq!(ticket_of(o.chunk_of_ticket(t)), t);
+        }
+        for m in 0..o.chunks {
+            let (lo, hi) = o.waits(m);
+            let (w0, w1) = (m * o.chunk, ((m + 1) * o.chunk).min(o.bytes));
+            for j in 0..o.chunks {
+                let (r0, r1) = (j * o.chunk + delta, ((j + 1) * o.chunk).min(o.bytes) + delta);
+                let overlaps = r0 < w1 && w0 < r1;
+                let waited = (lo..=hi).contains(&j);
+                if overlaps && j != m {
+                    prop_assert!(waited, "chunk {} must wait for {} ({:?})", m, j, o);
+                }
+                if waited {
+                    prop_assert!(j != m && ticket_of(j) < ticket_of(m), "{} waits for {} ({:?})", m, j, o);
+                }
+            }
+        }
+    }
+}

@@ -481,8 +481,8 @@ fn main() -> R<()> {
 }
 
 /// Overlapping copies: (name, shape, itemsize, source and destination slices of one
-/// buffer). The first three split into independent rows (one pass); the last is one run
-/// (through a temporary).
+/// buffer). The first three split into independent rows; the last is one shifted run, in
+/// ordered chunks. Each is one pass.
 type Overlap = (
     &'static str,
     [i64; 2],

@@ -175,6 +175,8 @@ fn overlapping_device_copies_behave_as_if_the_source_were_copied_first() {
         let planes = StridedLayout::dense(&[10, 25, 400], 4, Order::C).unwrap();
         let halves = StridedLayout::dense(&[200, 1000], 2, Order::C).unwrap();
         let bytes = StridedLayout::dense(&[400, 1000], 1, Order::C).unwrap();
+        let flat_bytes = StridedLayout::dense(&[400_000], 1, Order::C).unwrap();
+        let wide = StridedLayout::dense(&[25_000], 16, Order::C).unwrap();
         let pair = |l: &StridedLayout, a: &[stridekit::SliceArg], b: &[stridekit::SliceArg]| {
             (l.sliced(a).unwrap(), l.sliced(b).unwrap())
         };
@@ -190,15 +192,25 @@ fn overlapping_device_copies_behave_as_if_the_source_were_copied_first() {
             pair(&bytes, s![.., ..-1], s![.., 1..]),
             pair(&bytes, s![.., ..;-1], s![.., ..]),
             pair(&rows, s![..;2, ..-1], s![..;2, 1..]),
-            // A row on from the row before: one run too long for a group.
+            // A row on from the row before: one run too long for a group, in ordered
+            // chunks (the source below: from the top down).
             pair(&rows, s![..-1, ..], s![1.., ..]),
+            // One run shifted by a byte either way, by more than a chunk (80 KB) either
+            // way, and runs of 16-byte elements.
+            pair(&flat_bytes, s![..-1], s![1..]),
+            pair(&flat_bytes, s![1..], s![..-1]),
+            pair(&all, s![..-20_000], s![20_000..]),
+            pair(&all, s![20_000..], s![..-20_000]),
+            pair(&wide, s![..-3], s![3..]),
+            pair(&wide, s![7..], s![..-7]),
         ];
         let cases = cases.into_iter().chain(grouped);
         for (sl, dl) in cases {
             let dtype = match sl.itemsize() {
-                1 => DType::U8,
-                2 => DType::U16,
-                _ => DType::U32,
+                1 => Some(DType::U8),
+                2 => Some(DType::U16),
+                4 => Some(DType::U32),
+                _ => None,
             };
             let mut b = filled(mr.as_ref(), &data, &stream);
             let before = read(&b, &stream);
@@ -207,7 +219,7 @@ fn overlapping_device_copies_behave_as_if_the_source_were_copied_first() {
                 // SAFETY: both views cover `b`, which outlives them; they overlap on purpose (the
                 // copy is defined as if the source were read first) and nothing else touches it.
                 let src = unsafe {
-                    StridedMemoryView::from_foreign(ptr, b.size(), sl.clone(), Some(dtype), ())
+                    StridedMemoryView::from_foreign(ptr, b.size(), sl.clone(), dtype, ())
                 }
                 .unwrap();
                 // SAFETY: as above.
@@ -216,7 +228,7 @@ fn overlapping_device_copies_behave_as_if_the_source_were_copied_first() {
                         ptr,
                         b.size(),
                         dl.clone(),
-                        Some(dtype),
+                        dtype,
                         (),
                     )
                 }

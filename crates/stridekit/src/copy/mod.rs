@@ -14,7 +14,8 @@
 //! Overlapping source and destination behave as if the source were copied out first: on
 //! the device in one pass where the copy splits into independent groups that each fit in
 //! a block's shared memory ([`CopyPlan::overlap_groups`]: `x[:, 1:] = x[:, :-1]`, say),
-//! else through one temporary.
+//! or one shifted run in chunks taken in a safe order ([`CopyPlan::ordered_chunks`]:
+//! `x[1:] = x[:-1]`), else through one temporary.
 
 mod across;
 pub(crate) mod captured;
@@ -215,6 +216,23 @@ fn run(
             prefetch::managed_sides(dst, src, stream, opts)?;
             if kernel::launch_overlapping(plan, dmem, src.region()?, stream)? {
                 return Ok(());
+            }
+            let smem = src.region()?;
+            if let Some(o) = kernel::ordered_chunks(plan, &dmem, &smem) {
+                // The flags take device atomics: device memory only (a caller's allocator
+                // may hand back managed or mapped host memory: then the temporary path).
+                let mut flags = cx.temp(kernel::ordered_flag_bytes(&o)?)?;
+                if flags.kind() == MemoryKind::Device {
+                    flags.fill(0, stream)?;
+                    return kernel::launch_ordered(
+                        plan,
+                        &o,
+                        dmem,
+                        smem,
+                        Region::of_buffer(&flags),
+                        stream,
+                    );
+                }
             }
         }
         let bytes = src.layout().byte_span().1;

@@ -8,7 +8,7 @@
 //! | `Elementwise` | bytes contiguous in the destination and read forwards or backwards: `element_runs.cu`, 4 bytes of the last axis a thread, one index decomposition and one aligned store per group; others: `strided_copy.cu`, one thread per element; both keep several loads in flight |
 //! | `Transpose` | `tiled_transpose.cu`, 32 x 32 word tiles over two axes; 1- and 2-byte elements that no 4-byte word keeps aligned: `word_transpose.cu` (aligned 4-byte words at any start, realigned with funnel shifts across lanes, blocks transposed in registers) |
 //! | `Tiled` | `tile_copy.cu`: tiles over several axes, tables in shared memory, words |
-//! | (overlapping views) | `group_copy.cu`: independent groups of the last axis ([`CopyPlan::overlap_groups`]), each read whole into shared memory before it is written |
+//! | (overlapping views) | `group_copy.cu`: independent groups of the last axis ([`CopyPlan::overlap_groups`]), each read whole into shared memory before it is written; one shifted run: `ordered_copy.cu`, chunks in a safe order, each written once the chunks it overwrites are read ([`CopyPlan::ordered_chunks`]) |
 //! | `SmallMatrices` | 1- and 2-byte elements: `small_matrices.cu`, whole matrices a tile, one run in and out, compile-time extents; 4-byte ones: `small_words.cu`, a warp per run of whole matrices in its own slice of shared memory, no block barrier |
 //! | `ReversedChannels` | `channel_reverse.cu`: pixels in and out as runs of aligned chunks, channels reversed in registers |
 //! | `Rows` | `channel_reverse.cu` with one channel of bytes: each row in and out as runs of aligned chunks, realigned in shared memory |
@@ -16,6 +16,7 @@
 
 mod generic;
 mod groups;
+mod ordered;
 mod params;
 mod runs;
 mod tiled;
@@ -95,6 +96,8 @@ enum Variant {
     Tiled { read: usize, write: usize },
     /// Overlapping views in independent groups of the last axis.
     Groups { ndim: usize },
+    /// One shifted run in ordered chunks.
+    Ordered,
 }
 
 impl Variant {
@@ -137,6 +140,7 @@ impl Variant {
             Variant::SmallWords { na, nl } => ("small_words", [itemsize, na, nl, 0]),
             Variant::Tiled { read, write } => ("tile_copy", [itemsize, read, write, 0]),
             Variant::Groups { ndim } => ("group_copy", [itemsize, ndim, 0, 0]),
+            Variant::Ordered => ("ordered_copy", [itemsize, 0, 0, 0]),
         }
     }
 }
@@ -318,6 +322,11 @@ fn kernel_source(itemsize: usize, variant: Variant) -> Result<(String, &'static 
             include_str!("../kernels/group_copy.cu"),
             "group_copy",
         ),
+        Variant::Ordered => (
+            "#define PMAX 8\n".to_string(),
+            include_str!("../kernels/ordered_copy.cu"),
+            "ordered_copy",
+        ),
     };
     Ok((format!("#define ELEM {elem}\n{defs}{PRELUDE}{body}"), name))
 }
@@ -486,6 +495,59 @@ pub(crate) fn launch_overlapping(
     src.check(OP, "source elements", s)?;
     groups::launch(plan, dst.base(), src.base(), stream)?;
     Ok(true)
+}
+
+/// The ordered chunks of an overlapping copy `plan` between `dst` and `src`, when it is
+/// one shifted run both sides of which kernels reach ([`CopyPlan::ordered_chunks`]).
+pub(crate) fn ordered_chunks(
+    plan: &CopyPlan,
+    dst: &Region<'_>,
+    src: &Region<'_>,
+) -> Option<stridekit_layout::OrderedChunks> {
+    if !dst.kind().is_device_accessible() || !src.kind().is_device_accessible() {
+        return None;
+    }
+    let isz = i128::from(plan.itemsize as u64);
+    let first = |base: u64, offset: i64| i128::from(base) + i128::from(offset) * isz;
+    let delta =
+        i64::try_from(first(src.base(), plan.src_offset) - first(dst.base(), plan.dst_offset))
+            .ok()?;
+    plan.ordered_chunks(delta)
+}
+
+/// Runs the ordered chunks `o` of `plan` between `dst` and `src`; `flags` is zeroed device
+/// memory of at least [`ordered_flag_bytes`] bytes, live until the kernel is done.
+pub(crate) fn launch_ordered(
+    plan: &CopyPlan,
+    o: &stridekit_layout::OrderedChunks,
+    dst: Region<'_>,
+    src: Region<'_>,
+    flags: Region<'_>,
+    stream: &Arc<CudaStream>,
+) -> Result<()> {
+    const OP: &str = "copy on the device";
+    dst.check_writable(OP)?;
+    let (d, s) = plan.byte_bounds()?;
+    dst.check(OP, "destination elements", d)?;
+    src.check(OP, "source elements", s)?;
+    let need = ordered_flag_bytes(o)?;
+    flags.check_writable(OP)?;
+    flags.check(OP, "ordering flags", 0..need as i64)?;
+    ordered::launch(plan, o, dst.base(), src.base(), flags.base(), stream)
+}
+
+/// Bytes of flags the ordered chunks `o` need: a ticket counter and one flag a chunk.
+pub(crate) fn ordered_flag_bytes(o: &stridekit_layout::OrderedChunks) -> Result<usize> {
+    usize::try_from(o.chunks)
+        .ok()
+        .and_then(|c| c.checked_add(1))
+        .and_then(|c| c.checked_mul(4))
+        .ok_or_else(|| {
+            crate::error::invalid(
+                "copy on the device",
+                format!("{} ordered chunks overflow usize", o.chunks),
+            )
+        })
 }
 
 /// The gap-free run of `p` between base addresses `dst` and `src`: one `cuMemcpyAsync`.
