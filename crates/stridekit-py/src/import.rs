@@ -135,14 +135,23 @@ fn call_dlpack<'py>(
 
 const EXCHANGE: &CStr = c"dlpack_exchange_api";
 
-/// The DLPack C exchange API of `obj`'s type (`__dlpack_c_exchange_api__`), if it has one
-/// of DLPack major version 1. The answer is cached per type (the cache holds the type, so
-/// its address cannot be reused), so asking never raises and catches an AttributeError
-/// for types without one.
-fn exchange_api(obj: &Bound<'_, PyAny>) -> Option<&'static stridekit::dlpack::DLPackExchangeAPI> {
+/// What `obj`'s type offers, looked up once per type.
+#[derive(Clone, Copy)]
+struct TypeFacts {
+    /// The DLPack C exchange API (`__dlpack_c_exchange_api__`) of DLPack major version 1.
+    api: Option<&'static stridekit::dlpack::DLPackExchangeAPI>,
+    /// The type defines `__dlpack__` (an instance may still add one of its own).
+    dlpack: bool,
+}
+
+/// [`TypeFacts`] of `obj`'s type. The answers are cached per type (the cache holds the
+/// type, so its address cannot be reused), so asking never raises: attribute errors of
+/// types without them are caught once.
+fn type_facts(obj: &Bound<'_, PyAny>) -> TypeFacts {
     use pyo3::sync::PyOnceLock;
-    /// The table's address (0: none); the table is static and never written.
-    type Known = std::sync::Mutex<Vec<(Py<pyo3::types::PyType>, usize)>>;
+    /// The table's address (0: none; the table is static and never written) and whether
+    /// the type has `__dlpack__`.
+    type Known = std::sync::Mutex<Vec<(Py<pyo3::types::PyType>, usize, bool)>>;
     /// Enough for every array type a process uses; beyond it, types are looked up afresh.
     const MAX_TYPES: usize = 64;
     static KNOWN: PyOnceLock<Known> = PyOnceLock::new();
@@ -151,23 +160,32 @@ fn exchange_api(obj: &Bound<'_, PyAny>) -> Option<&'static stridekit::dlpack::DL
     let known = KNOWN.get_or_init(py, Default::default);
     let hit = known.lock().ok().and_then(|k| {
         k.iter()
-            .find(|(t, _)| t.as_ptr() == ty.as_ptr())
-            .map(|&(_, a)| a)
+            .find(|(t, _, _)| t.as_ptr() == ty.as_ptr())
+            .map(|&(_, a, d)| (a, d))
     });
-    let addr = match hit {
-        Some(a) => a,
+    let (addr, dlpack) = match hit {
+        Some(found) => found,
         None => {
             let a = lookup_exchange_api(&ty).map_or(0, |api| api as *const _ as usize);
+            let d = ty.hasattr(pyo3::intern!(py, "__dlpack__")).unwrap_or(false);
             if let Ok(mut k) = known.lock() {
                 if k.len() < MAX_TYPES {
-                    k.push((ty.unbind(), a));
+                    k.push((ty.unbind(), a, d));
                 }
             }
-            a
+            (a, d)
         }
     };
-    // SAFETY: a non-zero address is that of a producer's static API table (above).
-    unsafe { (addr as *const stridekit::dlpack::DLPackExchangeAPI).as_ref() }
+    TypeFacts {
+        // SAFETY: a non-zero address is that of a producer's static API table (above).
+        api: unsafe { (addr as *const stridekit::dlpack::DLPackExchangeAPI).as_ref() },
+        dlpack,
+    }
+}
+
+/// Whether `obj` has `__dlpack__`: its type's (cached), or failing that its own.
+fn has_dlpack(obj: &Bound<'_, PyAny>, facts: TypeFacts) -> PyResult<bool> {
+    Ok(facts.dlpack || obj.hasattr(pyo3::intern!(obj.py(), "__dlpack__"))?)
 }
 
 /// The exchange API table a type offers as a capsule named "dlpack_exchange_api", under
@@ -246,8 +264,9 @@ fn exchange_view(
 fn dlpack_or_fallback(
     obj: &Bound<'_, PyAny>,
     sp: Option<i64>,
+    facts: TypeFacts,
 ) -> PyResult<Option<DynView<'static>>> {
-    if !obj.hasattr(pyo3::intern!(obj.py(), "__dlpack__"))? {
+    if !has_dlpack(obj, facts)? {
         return Ok(None);
     }
     match dlpack_view(obj, sp) {
@@ -464,12 +483,13 @@ pub(crate) fn import(
     let ai = pyo3::intern!(py, "__array_interface__");
     match protocol {
         Protocol::Any => {
-            if let Some(api) = exchange_api(obj) {
+            let facts = type_facts(obj);
+            if let Some(api) = facts.api {
                 if let Some(v) = exchange_view(obj, api, stream_ptr)? {
                     return Ok(v.into());
                 }
             }
-            if let Some(v) = dlpack_or_fallback(obj, stream_ptr)? {
+            if let Some(v) = dlpack_or_fallback(obj, stream_ptr, facts)? {
                 Ok(v.into())
             } else if let Ok(i) = obj.getattr(cai) {
                 interface_view(obj, i.downcast::<PyDict>()?, true, stream_ptr)
@@ -480,12 +500,13 @@ pub(crate) fn import(
             }
         }
         Protocol::Dlpack => {
-            if let Some(api) = exchange_api(obj) {
+            let facts = type_facts(obj);
+            if let Some(api) = facts.api {
                 if let Some(v) = exchange_view(obj, api, stream_ptr)? {
                     return Ok(v.into());
                 }
             }
-            if !obj.hasattr(pyo3::intern!(py, "__dlpack__"))? {
+            if !has_dlpack(obj, facts)? {
                 return missing("DLPack (__dlpack__)");
             }
             dlpack_view(obj, stream_ptr).map(Read::from)

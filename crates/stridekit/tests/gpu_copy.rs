@@ -177,6 +177,8 @@ fn overlapping_device_copies_behave_as_if_the_source_were_copied_first() {
         let bytes = StridedLayout::dense(&[400, 1000], 1, Order::C).unwrap();
         let flat_bytes = StridedLayout::dense(&[400_000], 1, Order::C).unwrap();
         let wide = StridedLayout::dense(&[25_000], 16, Order::C).unwrap();
+        let odd_bytes = StridedLayout::dense(&[401, 997], 1, Order::C).unwrap();
+        let odd_halves = StridedLayout::dense(&[199, 1003], 2, Order::C).unwrap();
         let pair = |l: &StridedLayout, a: &[stridekit::SliceArg], b: &[stridekit::SliceArg]| {
             (l.sliced(a).unwrap(), l.sliced(b).unwrap())
         };
@@ -201,6 +203,10 @@ fn overlapping_device_copies_behave_as_if_the_source_were_copied_first() {
             pair(&flat_bytes, s![1..], s![..-1]),
             pair(&all, s![..-20_000], s![20_000..]),
             pair(&all, s![20_000..], s![..-20_000]),
+            // Rows of odd lengths: their runs start at every alignment.
+            pair(&odd_bytes, s![.., 3..], s![.., ..-3]),
+            pair(&odd_bytes, s![.., ..-2], s![.., 2..]),
+            pair(&odd_halves, s![.., ..-1], s![.., 1..]),
             pair(&wide, s![..-3], s![3..]),
             pair(&wide, s![7..], s![..-7]),
         ];
@@ -224,13 +230,7 @@ fn overlapping_device_copies_behave_as_if_the_source_were_copied_first() {
                 .unwrap();
                 // SAFETY: as above.
                 let mut dst = unsafe {
-                    StridedMemoryViewMut::from_foreign_mut(
-                        ptr,
-                        b.size(),
-                        dl.clone(),
-                        dtype,
-                        (),
-                    )
+                    StridedMemoryViewMut::from_foreign_mut(ptr, b.size(), dl.clone(), dtype, ())
                 }
                 .unwrap();
                 dst.copy_from(&src, Some(&stream)).unwrap();

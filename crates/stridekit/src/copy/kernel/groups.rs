@@ -37,8 +37,9 @@ fn launch_with<const D: usize>(
     let dst0 = dst.wrapping_add_signed(plan.dst_offset * isz);
     let variant = Variant::Groups { ndim: nd };
     let f = function(stream, plan.itemsize, variant)?;
-    // At most GROUP_MAX_BYTES (32 KiB): within the default limit on dynamic shared memory.
-    let shared = n as usize * plan.itemsize;
+    // At most GROUP_MAX_BYTES (32 KiB) and 16: within the default limit on dynamic shared
+    // memory.
+    let shared = super::staged_bytes(n as usize * plan.itemsize);
     let per_sm = resident_blocks(stream, &f, plan.itemsize, variant, shared)?;
     let blocks = groups.min(sm_count(stream)?.max(1) * per_sm).max(1) as u32;
     let cfg = LaunchConfig {

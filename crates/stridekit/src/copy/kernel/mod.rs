@@ -46,6 +46,15 @@ const CHANNEL_REVERSE: &str = concat!(
     include_str!("../kernels/channel_runs.cu"),
     include_str!("../kernels/channel_reverse.cu")
 );
+/// The overlap kernels, after the staged byte runs they share.
+const GROUP_COPY: &str = concat!(
+    include_str!("../kernels/staged_runs.cu"),
+    include_str!("../kernels/group_copy.cu")
+);
+const ORDERED_COPY: &str = concat!(
+    include_str!("../kernels/staged_runs.cu"),
+    include_str!("../kernels/ordered_copy.cu")
+);
 const SMALL_MATRICES: &str = concat!(
     include_str!("../kernels/channel_runs.cu"),
     include_str!("../kernels/small_matrices.cu")
@@ -319,12 +328,12 @@ fn kernel_source(itemsize: usize, variant: Variant) -> Result<(String, &'static 
         ),
         Variant::Groups { ndim } => (
             format!("#define NDIM {ndim}\n#define PMAX {}\n", params::pmax(ndim)),
-            include_str!("../kernels/group_copy.cu"),
+            GROUP_COPY,
             "group_copy",
         ),
         Variant::Ordered => (
             "#define PMAX 8\n".to_string(),
-            include_str!("../kernels/ordered_copy.cu"),
+            ORDERED_COPY,
             "ordered_copy",
         ),
     };
@@ -534,6 +543,12 @@ pub(crate) fn launch_ordered(
     flags.check_writable(OP)?;
     flags.check(OP, "ordering flags", 0..need as i64)?;
     ordered::launch(plan, o, dst.base(), src.base(), flags.base(), stream)
+}
+
+/// Shared memory an overlap kernel stages `bytes` bytes of a group or chunk in: 16 more,
+/// for runs of small elements staged from the aligned word below their first byte.
+pub(super) fn staged_bytes(bytes: usize) -> usize {
+    bytes + 16
 }
 
 /// Bytes of flags the ordered chunks `o` need: a ticket counter and one flag a chunk.

@@ -29,8 +29,8 @@ pub(super) fn launch(
     let cfg = LaunchConfig {
         grid_dim: (blocks, 1, 1),
         block_dim: (256, 1, 1),
-        // At most GROUP_MAX_BYTES (32 KiB): within the default limit.
-        shared_mem_bytes: o.chunk as u32,
+        // At most GROUP_MAX_BYTES (32 KiB) and 16: within the default limit.
+        shared_mem_bytes: super::staged_bytes(o.chunk as usize) as u32,
     };
     let mut launch = stream.launch_builder(&f);
     launch

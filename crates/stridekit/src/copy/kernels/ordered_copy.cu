@@ -5,13 +5,14 @@
 // overlaps is marked read (chunks taken earlier, so already running: no block ever waits
 // for one begun after it), then writes. Every byte is thus read before it is overwritten.
 // Neither pointer is __restrict__ (they overlap). Compiled with ELEM defined before the
-// prelude; blocks of 256 threads; `chunk` is a whole number of elements.
+// prelude and `staged_runs.cu` (1- and 2-byte elements move as aligned words); blocks of
+// 256 threads; `chunk` is a whole number of elements; shared memory: a chunk plus 16.
 #define OUNR 8
 __device__ __forceinline__ long long floor_div(long long a, long long b) {
     const long long q = a / b;
     return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
 }
-extern "C" __global__ void __launch_bounds__(256) ordered_copy(const ELEM* src, ELEM* dst, long long bytes,
+extern "C" __global__ void __launch_bounds__(256, 3) ordered_copy(const ELEM* src, ELEM* dst, long long bytes,
                                                                  long long chunk, long long chunks,
                                                                  long long delta, unsigned int* flags) {
     extern __shared__ __align__(16) unsigned char smem[];
@@ -26,15 +27,21 @@ extern "C" __global__ void __launch_bounds__(256) ordered_copy(const ELEM* src, 
     const long long start = m * chunk, end = min(start + chunk, bytes);
     const int n = (int)((end - start) / (long long)sizeof(ELEM));
     const long long e0 = start / (long long)sizeof(ELEM);
-    const ELEM* s = src + e0;
-    for (int j0 = threadIdx.x; j0 < n; j0 += OUNR * 256) {
-        ELEM v[OUNR];
+    const int head = (int)((unsigned long long)(src + e0) & 3);
+    if (sizeof(ELEM) < 4) {
+        stage_run(reinterpret_cast<const unsigned char*>(src + e0), n * (int)sizeof(ELEM),
+                  reinterpret_cast<unsigned int*>(smem));
+    } else {
+        const ELEM* s = src + e0;
+        for (int j0 = threadIdx.x; j0 < n; j0 += OUNR * 256) {
+            ELEM v[OUNR];
 #pragma unroll
-        for (int u = 0; u < OUNR; ++u)
-            if (j0 + u * 256 < n) v[u] = s[j0 + u * 256];
+            for (int u = 0; u < OUNR; ++u)
+                if (j0 + u * 256 < n) v[u] = s[j0 + u * 256];
 #pragma unroll
-        for (int u = 0; u < OUNR; ++u)
-            if (j0 + u * 256 < n) staged[j0 + u * 256] = v[u];
+            for (int u = 0; u < OUNR; ++u)
+                if (j0 + u * 256 < n) staged[j0 + u * 256] = v[u];
+        }
     }
     __syncthreads();
     if (threadIdx.x == 0) {
@@ -51,6 +58,11 @@ extern "C" __global__ void __launch_bounds__(256) ordered_copy(const ELEM* src, 
         __threadfence();
     }
     __syncthreads();
+    if (sizeof(ELEM) < 4) {
+        write_run(reinterpret_cast<unsigned char*>(dst + e0), n * (int)sizeof(ELEM),
+                  reinterpret_cast<const unsigned int*>(smem), head);
+        return;
+    }
     ELEM* o = dst + e0;
     for (int j0 = threadIdx.x; j0 < n; j0 += OUNR * 256) {
         ELEM v[OUNR];
