@@ -12,7 +12,8 @@
 //! buffer waits for the recorded launches).
 //!
 //! What a capture takes: copies the GPU does alone (device and managed memory of the
-//! stream's device, no overlapping views, not blocking), on views whose recorded GPU
+//! stream's device, overlapping views only where they split into independent groups,
+//! not blocking), on views whose recorded GPU
 //! work is done (synchronize before capturing). Anything else is refused with an error
 //! and leaves the capture as it was, so the copies before it still make a graph.
 //!
