@@ -88,19 +88,11 @@ def main():
             moved = 2 * base.numel() * base.element_size()
             ms = bench(lambda: torch.flip(base, [-1]))
             exact = traffic.get(name)
-            t_sec = f"{exact / ceiling / 1e6 / ms:.2f}" if exact else "-"
-            c_txt = c_ratio = c_sec = "-"
+            cupy = ("-", "-", "-")
             if cp is not None:
                 cs = cp.from_dlpack(base)[..., ::-1]
-                co = cp.empty(cs.shape, dtype=cs.dtype)
-                with cp.cuda.ExternalStream(torch.cuda.current_stream().cuda_stream):
-                    cms = bench(lambda: co.__setitem__(Ellipsis, cs))
-                c_gbs = moved / cms / 1e6
-                c_txt, c_ratio = f"{c_gbs:.0f}", f"{c_gbs / ceiling:.2f}"
-                if exact:
-                    c_sec = f"{exact / ceiling / 1e6 / cms:.2f}"
-            t_gbs = moved / ms / 1e6
-            print(f"{name:<58} {t_gbs:>10.0f} {t_gbs / ceiling:>6.2f} {t_sec:>7} {c_txt:>10} {c_ratio:>6} {c_sec:>7}")
+                cupy = cupy_cells(cp.empty(cs.shape, dtype=cs.dtype), cs, moved, ceiling, ceiling, exact)
+            print_row(name, moved, ms, ceiling, ceiling, exact, cupy)
             continue
         if ddev == "strided":
             out = torch.empty(shape, dtype=dtype, device=dev)[::2, ::2]
@@ -117,23 +109,13 @@ def main():
             ref = ceiling
         host_case = sdev in ("pinned", "pageable") or ddev == "pinned"
         ms = bench(lambda: out.copy_(src, non_blocking=True), queued=not host_case)
-        t_gbs = moved / ms / 1e6
-        c_txt = "-"
-        c_ratio = "-"
-        c_sec = "-"
         exact = traffic.get(name) if sdev == "cuda" and ddev != "pinned" else None
-        t_sec = f"{exact / ceiling / 1e6 / ms:.2f}" if exact else "-"
+        cupy = ("-", "-", "-")
         if cp is not None and sdev == "cuda" and ddev == "cuda":
             cs = cp.from_dlpack(src) if src.is_contiguous() else cp.lib.stride_tricks.as_strided(
                 cp.from_dlpack(base), shape=src.shape, strides=[s * src.element_size() for s in src.stride()])
-            co = cp.empty(src.shape, dtype=cs.dtype)
-            with cp.cuda.ExternalStream(torch.cuda.current_stream().cuda_stream):
-                cms = bench(lambda: co.__setitem__(Ellipsis, cs))
-            c_gbs = moved / cms / 1e6
-            c_txt, c_ratio = f"{c_gbs:.0f}", f"{c_gbs / ref:.2f}"
-            if exact:
-                c_sec = f"{exact / ceiling / 1e6 / cms:.2f}"
-        print(f"{name:<58} {t_gbs:>10.0f} {t_gbs / ref:>6.2f} {t_sec:>7} {c_txt:>10} {c_ratio:>6} {c_sec:>7}")
+            cupy = cupy_cells(cp.empty(src.shape, dtype=cs.dtype), cs, moved, ref, ceiling, exact)
+        print_row(name, moved, ms, ref, ceiling, exact, cupy)
     overlap(dev, ceiling, traffic)
 
 
@@ -161,19 +143,28 @@ def overlap(dev, ceiling, traffic):
         moved = 2 * src.numel() * src.element_size()
         ms = bench(lambda: dst.copy_(src_of(x).clone()))
         exact = traffic.get(name)
-        t_sec = f"{exact / ceiling / 1e6 / ms:.2f}" if exact else "-"
-        c_txt = c_ratio = c_sec = "-"
+        cupy = ("-", "-", "-")
         if cp is not None:
             cx = cp.from_dlpack(x)
-            csrc, cdst = cupy_src_of(cx), dst_of(cx)
-            with cp.cuda.ExternalStream(torch.cuda.current_stream().cuda_stream):
-                cms = bench(lambda: cdst.__setitem__(Ellipsis, csrc))
-            c_gbs = moved / cms / 1e6
-            c_txt, c_ratio = f"{c_gbs:.0f}", f"{c_gbs / ceiling:.2f}"
-            if exact:
-                c_sec = f"{exact / ceiling / 1e6 / cms:.2f}"
-        t_gbs = moved / ms / 1e6
-        print(f"{name:<58} {t_gbs:>10.0f} {t_gbs / ceiling:>6.2f} {t_sec:>7} {c_txt:>10} {c_ratio:>6} {c_sec:>7}")
+            cupy = cupy_cells(dst_of(cx), cupy_src_of(cx), moved, ceiling, ceiling, exact)
+        print_row(name, moved, ms, ceiling, ceiling, exact, cupy)
+
+
+def cupy_cells(dst, src, moved, ref, ceiling, exact):
+    """CuPy's `dst[...] = src` on PyTorch's stream: GB/s, ratio to `ref` and sector-exact
+    ratio (at the memcpy ceiling)."""
+    with cp.cuda.ExternalStream(torch.cuda.current_stream().cuda_stream):
+        cms = bench(lambda: dst.__setitem__(Ellipsis, src))
+    c_gbs = moved / cms / 1e6
+    return f"{c_gbs:.0f}", f"{c_gbs / ref:.2f}", f"{exact / ceiling / 1e6 / cms:.2f}" if exact else "-"
+
+
+def print_row(name, moved, ms, ref, ceiling, exact, cupy):
+    """One case's row: PyTorch's GB/s, ratio to `ref` and sector-exact ratio, then CuPy's."""
+    t_gbs = moved / ms / 1e6
+    t_sec = f"{exact / ceiling / 1e6 / ms:.2f}" if exact else "-"
+    c_txt, c_ratio, c_sec = cupy
+    print(f"{name:<58} {t_gbs:>10.0f} {t_gbs / ref:>6.2f} {t_sec:>7} {c_txt:>10} {c_ratio:>6} {c_sec:>7}")
 
 
 if __name__ == "__main__":

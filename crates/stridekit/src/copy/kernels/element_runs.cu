@@ -26,12 +26,7 @@ extern "C" __global__ void __launch_bounds__(256) element_runs(const ELEM* __res
                 OFF so = 0, d = 0, c0 = 0;
 #pragma unroll
                 for (int k = NDIM - 1; k >= 0; --k) {
-#ifdef FASTDIV
-                    const unsigned t = __umulhi(rem, p.mul[k]);
-                    const IDX q = (t + ((rem - t) >> (p.sh[k] & 0xffu))) >> (p.sh[k] >> 8);
-#else
-                    const IDX q = rem / (IDX)p.shape[k];
-#endif
+                    const IDX q = div_extent(p, k, rem);
                     const IDX j = rem - q * (IDX)p.shape[k];
                     rem = q;
                     if (k == NDIM - 1) {

@@ -5,7 +5,6 @@
 // so the source is never read through the read-only cache.
 // Compiled with ELEM, NDIM and PMAX defined before the prelude and `staged_runs.cu`;
 // blocks of 256 threads; shared memory: a group's bytes plus 16.
-#define GUNR 8
 extern "C" __global__ void __launch_bounds__(256, 3) group_copy(const ELEM* src, ELEM* dst, const Params p,
                                                                long long groups) {
     extern __shared__ __align__(16) unsigned char smem[];
@@ -26,28 +25,9 @@ extern "C" __global__ void __launch_bounds__(256, 3) group_copy(const ELEM* src,
             __syncthreads();
             continue;
         }
-        const ELEM* s = src + so;
-        // GUNR loads of a thread in flight before any lands in shared memory.
-        for (int j0 = threadIdx.x; j0 < n; j0 += GUNR * 256) {
-            ELEM v[GUNR];
-#pragma unroll
-            for (int u = 0; u < GUNR; ++u)
-                if (j0 + u * 256 < n) v[u] = s[(long long)(j0 + u * 256) * ss];
-#pragma unroll
-            for (int u = 0; u < GUNR; ++u)
-                if (j0 + u * 256 < n) staged[j0 + u * 256] = v[u];
-        }
+        stage_elems(src + so, ss, n, staged);
         __syncthreads();
-        ELEM* o = dst + d;
-        for (int j0 = threadIdx.x; j0 < n; j0 += GUNR * 256) {
-            ELEM v[GUNR];
-#pragma unroll
-            for (int u = 0; u < GUNR; ++u)
-                if (j0 + u * 256 < n) v[u] = staged[j0 + u * 256];
-#pragma unroll
-            for (int u = 0; u < GUNR; ++u)
-                if (j0 + u * 256 < n) o[(long long)(j0 + u * 256) * ds] = v[u];
-        }
+        write_elems(dst + d, ds, n, staged);
         __syncthreads();
     }
 }

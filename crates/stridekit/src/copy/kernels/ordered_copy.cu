@@ -7,7 +7,6 @@
 // Neither pointer is __restrict__ (they overlap). Compiled with ELEM defined before the
 // prelude and `staged_runs.cu` (1- and 2-byte elements move as aligned words); blocks of
 // 256 threads; `chunk` is a whole number of elements; shared memory: a chunk plus 16.
-#define OUNR 8
 __device__ __forceinline__ long long floor_div(long long a, long long b) {
     const long long q = a / b;
     return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
@@ -32,16 +31,7 @@ extern "C" __global__ void __launch_bounds__(256, 3) ordered_copy(const ELEM* sr
         stage_run(reinterpret_cast<const unsigned char*>(src + e0), n * (int)sizeof(ELEM),
                   reinterpret_cast<unsigned int*>(smem));
     } else {
-        const ELEM* s = src + e0;
-        for (int j0 = threadIdx.x; j0 < n; j0 += OUNR * 256) {
-            ELEM v[OUNR];
-#pragma unroll
-            for (int u = 0; u < OUNR; ++u)
-                if (j0 + u * 256 < n) v[u] = s[j0 + u * 256];
-#pragma unroll
-            for (int u = 0; u < OUNR; ++u)
-                if (j0 + u * 256 < n) staged[j0 + u * 256] = v[u];
-        }
+        stage_elems(src + e0, 1, n, staged);
     }
     __syncthreads();
     if (threadIdx.x == 0) {
@@ -63,14 +53,5 @@ extern "C" __global__ void __launch_bounds__(256, 3) ordered_copy(const ELEM* sr
                   reinterpret_cast<const unsigned int*>(smem), head);
         return;
     }
-    ELEM* o = dst + e0;
-    for (int j0 = threadIdx.x; j0 < n; j0 += OUNR * 256) {
-        ELEM v[OUNR];
-#pragma unroll
-        for (int u = 0; u < OUNR; ++u)
-            if (j0 + u * 256 < n) v[u] = staged[j0 + u * 256];
-#pragma unroll
-        for (int u = 0; u < OUNR; ++u)
-            if (j0 + u * 256 < n) o[j0 + u * 256] = v[u];
-    }
+    write_elems(dst + e0, 1, n, staged);
 }

@@ -23,3 +23,16 @@ __device__ __forceinline__ void batch_offsets(const Params& p, int a, int l, lon
     }
 }
 #endif
+#ifdef IDX
+// The quotient of index `rem` by extent `k` (the elementwise kernels' decomposition; the
+// coordinate is rem - q * shape[k]): with 32-bit indices (FASTDIV) a multiply-high and two
+// shifts.
+__device__ __forceinline__ IDX div_extent(const Params& p, int k, IDX rem) {
+#ifdef FASTDIV
+    const unsigned t = __umulhi(rem, p.mul[k]);
+    return (t + ((rem - t) >> (p.sh[k] & 0xffu))) >> (p.sh[k] >> 8);
+#else
+    return rem / (IDX)p.shape[k];
+#endif
+}
+#endif

@@ -1,5 +1,9 @@
-// Runs of 1- and 2-byte elements moved through shared memory in aligned 4-byte words (the
-// overlap kernels' path where a run is contiguous on both sides). A run's source is read
+// What the overlap kernels stage through shared memory: a group's or chunk's elements in
+// order (`stage_elems`, `write_elems`), and runs of 1- and 2-byte elements contiguous on
+// both sides as aligned 4-byte words (`stage_run`, `write_run`). Compiled with ELEM
+// defined before it.
+//
+// Runs of 1- and 2-byte elements: A run's source is read
 // as the aligned words inside it, and its edge words byte by byte (no byte outside the
 // run is read); `staged` then holds the run's byte i at byte `head + i`, head = the
 // source's address mod 4. Its destination is written as aligned words wherever a whole
@@ -55,5 +59,31 @@ __device__ __forceinline__ void write_run(unsigned char* dst, int nbytes, const 
                     if (i0 + b >= 0 && i0 + b < nbytes) dst[i0 + b] = sb[head + i0 + b];
             }
         }
+    }
+}
+
+// `n` elements `stride` apart from `s` into `staged`, in order: SRUNR loads of a thread in
+// flight before any lands in shared memory.
+__device__ __forceinline__ void stage_elems(const ELEM* s, long long stride, int n, ELEM* staged) {
+    for (int j0 = threadIdx.x; j0 < n; j0 += SRUNR * 256) {
+        ELEM v[SRUNR];
+#pragma unroll
+        for (int u = 0; u < SRUNR; ++u)
+            if (j0 + u * 256 < n) v[u] = s[(long long)(j0 + u * 256) * stride];
+#pragma unroll
+        for (int u = 0; u < SRUNR; ++u)
+            if (j0 + u * 256 < n) staged[j0 + u * 256] = v[u];
+    }
+}
+// The `n` staged elements out to `o`, `stride` apart.
+__device__ __forceinline__ void write_elems(ELEM* o, long long stride, int n, const ELEM* staged) {
+    for (int j0 = threadIdx.x; j0 < n; j0 += SRUNR * 256) {
+        ELEM v[SRUNR];
+#pragma unroll
+        for (int u = 0; u < SRUNR; ++u)
+            if (j0 + u * 256 < n) v[u] = staged[j0 + u * 256];
+#pragma unroll
+        for (int u = 0; u < SRUNR; ++u)
+            if (j0 + u * 256 < n) o[(long long)(j0 + u * 256) * stride] = v[u];
     }
 }
