@@ -37,15 +37,25 @@ fn vectorcall_method() -> Option<VectorcallMethod> {
     })
 }
 
-/// `obj.name(**dict(zip(names, values)))`: `names` is a tuple of strings (the keyword
-/// names, made once by the caller) and `values` holds as many objects.
+/// The keyword names of a call: a tuple of strings (vectorcall's `kwnames` must hold only
+/// strings), made once.
+pub(crate) struct KwNames(Py<PyTuple>);
+
+impl KwNames {
+    pub(crate) fn new(py: Python<'_>, names: &[&'static str]) -> PyResult<Self> {
+        Ok(KwNames(PyTuple::new(py, names)?.unbind()))
+    }
+}
+
+/// `obj.name(**dict(zip(names, values)))`, `values` holding one object a name.
 pub(crate) fn call_method_kw<'py>(
     obj: &Bound<'py, PyAny>,
     name: &Bound<'py, PyString>,
-    names: &Bound<'py, PyTuple>,
+    names: &KwNames,
     values: &[&Bound<'py, PyAny>],
 ) -> PyResult<Bound<'py, PyAny>> {
     let py = obj.py();
+    let names = names.0.bind(py);
     /// Keyword values a call can carry (the protocols ask for two at most).
     const MAX_KW: usize = 3;
     if names.len() != values.len() || values.len() > MAX_KW {

@@ -1,14 +1,14 @@
 //! Reading other libraries' arrays: DLPack (capsules and the C exchange API), the CUDA
 //! Array Interface and NumPy's array interface, each checked field by field.
 
-use crate::calls::{call_method0, call_method_kw};
+use crate::calls::{call_method0, call_method_kw, KwNames};
 use crate::dtype;
 use crate::errors::IntoPy;
 use crate::stream;
 use pyo3::exceptions::{PyBufferError, PyTypeError, PyValueError};
 use pyo3::ffi;
 use pyo3::prelude::*;
-use pyo3::types::{PyDict, PyTuple};
+use pyo3::types::PyDict;
 use std::ffi::{c_void, CStr};
 use stridekit::dlpack::DlpackTensor;
 use stridekit::view::DynView;
@@ -101,33 +101,33 @@ fn call_dlpack<'py>(
 ) -> PyResult<Bound<'py, PyAny>> {
     /// The keyword names of each call, made once.
     struct Names {
-        stream_and_version: Py<PyTuple>,
-        version: Py<PyTuple>,
-        stream: Py<PyTuple>,
-        none: Py<PyTuple>,
+        stream_and_version: KwNames,
+        version: KwNames,
+        stream: KwNames,
+        none: KwNames,
         max_version: Py<PyAny>,
     }
     static NAMES: pyo3::sync::PyOnceLock<Names> = pyo3::sync::PyOnceLock::new();
     let py = obj.py();
     let n = NAMES.get_or_try_init(py, || -> PyResult<Names> {
         Ok(Names {
-            stream_and_version: PyTuple::new(py, ["stream", "max_version"])?.unbind(),
-            version: PyTuple::new(py, ["max_version"])?.unbind(),
-            stream: PyTuple::new(py, ["stream"])?.unbind(),
-            none: PyTuple::empty(py).unbind(),
+            stream_and_version: KwNames::new(py, &["stream", "max_version"])?,
+            version: KwNames::new(py, &["max_version"])?,
+            stream: KwNames::new(py, &["stream"])?,
+            none: KwNames::new(py, &[])?,
             max_version: (1u32, 3u32).into_pyobject(py)?.into_any().unbind(),
         })
     })?;
     let name = pyo3::intern!(py, "__dlpack__");
     let max_version = n.max_version.bind(py);
     let first = match stream {
-        Some(s) => call_method_kw(obj, name, n.stream_and_version.bind(py), &[s, max_version]),
-        None => call_method_kw(obj, name, n.version.bind(py), &[max_version]),
+        Some(s) => call_method_kw(obj, name, &n.stream_and_version, &[s, max_version]),
+        None => call_method_kw(obj, name, &n.version, &[max_version]),
     };
     match first {
         Err(e) if e.is_instance_of::<PyTypeError>(py) => match stream {
-            Some(s) => call_method_kw(obj, name, n.stream.bind(py), &[s]),
-            None => call_method_kw(obj, name, n.none.bind(py), &[]),
+            Some(s) => call_method_kw(obj, name, &n.stream, &[s]),
+            None => call_method_kw(obj, name, &n.none, &[]),
         },
         r => r,
     }

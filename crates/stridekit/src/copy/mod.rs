@@ -219,19 +219,11 @@ fn run(
             }
             let smem = src.region()?;
             if let Some(o) = kernel::ordered_chunks(plan, &dmem, &smem) {
-                // The flags take device atomics: device memory only (a caller's allocator
-                // may hand back managed or mapped host memory: then the temporary path).
+                // Flags are a temporary like any other; a caller's allocator may hand back
+                // managed or mapped host memory: then the temporary path below.
                 let mut flags = cx.temp(kernel::ordered_flag_bytes(&o)?)?;
-                if flags.kind() == MemoryKind::Device {
-                    flags.fill(0, stream)?;
-                    return kernel::launch_ordered(
-                        plan,
-                        &o,
-                        dmem,
-                        smem,
-                        Region::of_buffer(&flags),
-                        stream,
-                    );
+                if kernel::launch_ordered(plan, &o, dmem, smem, &mut flags, stream)? {
+                    return Ok(());
                 }
             }
         }

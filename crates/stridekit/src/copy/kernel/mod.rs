@@ -524,25 +524,31 @@ pub(crate) fn ordered_chunks(
     plan.ordered_chunks(delta)
 }
 
-/// Runs the ordered chunks `o` of `plan` between `dst` and `src`; `flags` is zeroed device
-/// memory of at least [`ordered_flag_bytes`] bytes, live until the kernel is done.
+/// Runs the ordered chunks `o` of `plan` between `dst` and `src`, zeroing `flags` (a
+/// ticket and one flag a chunk, [`ordered_flag_bytes`]) on `stream` first. `Ok(false)`:
+/// `flags` is not device memory (the kernel's atomics need it), and nothing ran. `flags`
+/// is released on its allocation stream, `stream`, after the kernel.
 pub(crate) fn launch_ordered(
     plan: &CopyPlan,
     o: &stridekit_layout::OrderedChunks,
     dst: Region<'_>,
     src: Region<'_>,
-    flags: Region<'_>,
+    flags: &mut crate::memory::Buffer,
     stream: &Arc<CudaStream>,
-) -> Result<()> {
+) -> Result<bool> {
     const OP: &str = "copy on the device";
+    if flags.kind() != crate::memory::MemoryKind::Device {
+        return Ok(false);
+    }
     dst.check_writable(OP)?;
     let (d, s) = plan.byte_bounds()?;
     dst.check(OP, "destination elements", d)?;
     src.check(OP, "source elements", s)?;
     let need = ordered_flag_bytes(o)?;
-    flags.check_writable(OP)?;
-    flags.check(OP, "ordering flags", 0..need as i64)?;
-    ordered::launch(plan, o, dst.base(), src.base(), flags.base(), stream)
+    Region::of_buffer(flags).check(OP, "ordering flags", 0..need as i64)?;
+    flags.fill(0, stream)?;
+    ordered::launch(plan, o, dst.base(), src.base(), flags.ptr(), stream)?;
+    Ok(true)
 }
 
 /// Shared memory an overlap kernel stages `bytes` bytes of a group or chunk in: 16 more,
