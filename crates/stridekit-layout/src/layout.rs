@@ -52,6 +52,71 @@ pub struct StridedLayout {
     max_offset: i64,
 }
 
+/// The checks every layout passes (`from_parts`): the itemsize, the volume, and that every
+/// byte offset (and one past the last) fits in i64. Returns the volume and the lowest and
+/// highest element offsets (`(0, 0, -1)` when empty).
+fn range(
+    op: Op,
+    shape: &[i64],
+    strides: &[i64],
+    itemsize: usize,
+    slice_offset: i64,
+) -> Result<(i64, i64, i64)> {
+    if itemsize == 0 {
+        return Err(LayoutError::ZeroItemsize { op, itemsize });
+    }
+    let isz = i64::try_from(itemsize).map_err(|_| overflow(op, "itemsize"))?;
+    let volume = checked_volume(shape).ok_or_else(|| overflow(op, "the volume"))?;
+    let (mut lo, mut hi) = (slice_offset, slice_offset);
+    for (axis, (&e, &s)) in shape.iter().zip(strides).enumerate() {
+        if s.checked_mul(isz).is_none() {
+            return Err(overflow(op, format!("stride {s} at axis {axis} in bytes")));
+        }
+        if e == 0 {
+            continue;
+        }
+        let span = s
+            .checked_mul(e - 1)
+            .ok_or_else(|| overflow(op, format!("stride {s} times extent {e} at axis {axis}")))?;
+        let acc = if span < 0 { &mut lo } else { &mut hi };
+        *acc = acc
+            .checked_add(span)
+            .ok_or_else(|| overflow(op, "the offset range"))?;
+    }
+    let (min_offset, max_offset) = if volume == 0 { (0, -1) } else { (lo, hi) };
+    for v in [slice_offset, min_offset, max_offset] {
+        if v.checked_mul(isz)
+            .and_then(|b| b.checked_add(isz))
+            .is_none()
+        {
+            return Err(overflow(op, format!("offset {v} in bytes")));
+        }
+    }
+    Ok((volume, min_offset, max_offset))
+}
+
+/// The first byte offset and the byte count of the elements of a layout whose volume and
+/// lowest and highest element offsets are these ([`StridedLayout::offset_range`] checked
+/// them): `(0, 0)` when empty; the count saturates (no memory is that large).
+pub fn byte_span_of(
+    volume: usize,
+    min_offset: i64,
+    max_offset: i64,
+    itemsize: usize,
+) -> (i64, usize) {
+    if volume == 0 {
+        return (0, 0);
+    }
+    // Checked at construction: every byte offset, and one past the last, fits in i64;
+    // their distance may not.
+    let isz = itemsize as i128;
+    let bytes = (i128::from(max_offset) - i128::from(min_offset) + 1) * isz;
+    (
+        min_offset * isz as i64,
+        usize::try_from(bytes).unwrap_or(usize::MAX),
+    )
+}
+
 impl StridedLayout {
     /// A layout from extents, strides in elements, and the itemsize in bytes.
     ///
@@ -180,6 +245,39 @@ impl StridedLayout {
         Self::dense_like(self, order)
     }
 
+    /// The checks [`with_offset`](Self::with_offset) makes, without making the layout:
+    /// the volume and the lowest and highest element offsets the parts reach (`(0, 0, -1)`
+    /// when empty). For callers that only need to know a layout is valid and where it
+    /// reaches (a foreign tensor's description, say), at no cost of building it.
+    ///
+    /// ```
+    /// use stridekit_layout::StridedLayout;
+    /// let (volume, lo, hi) = StridedLayout::offset_range(&[3, 4], &[-4, 1], 2, 8)?;
+    /// assert_eq!((volume, lo, hi), (12, 0, 11));
+    /// let l = StridedLayout::with_offset(&[3, 4], &[-4, 1], 2, 8)?;
+    /// assert_eq!((l.min_offset(), l.max_offset()), (lo, hi));
+    /// # Ok::<(), stridekit_layout::LayoutError>(())
+    /// ```
+    pub fn offset_range(
+        shape: &[i64],
+        strides: &[i64],
+        itemsize: usize,
+        slice_offset: i64,
+    ) -> Result<(usize, i64, i64)> {
+        check_extents(Op::New, shape)?;
+        if strides.len() != shape.len() {
+            return Err(LayoutError::LengthMismatch {
+                op: Op::New,
+                what: "strides",
+                expected: shape.len(),
+                got: strides.len(),
+            });
+        }
+        // The volume is a product of non-negative extents.
+        range(Op::New, shape, strides, itemsize, slice_offset)
+            .map(|(v, lo, hi)| (v as usize, lo, hi))
+    }
+
     /// The one place layouts are made: checks the itemsize and that every byte offset fits.
     pub(crate) fn from_parts(
         op: Op,
@@ -188,36 +286,7 @@ impl StridedLayout {
         itemsize: usize,
         slice_offset: i64,
     ) -> Result<Self> {
-        if itemsize == 0 {
-            return Err(LayoutError::ZeroItemsize { op, itemsize });
-        }
-        let isz = i64::try_from(itemsize).map_err(|_| overflow(op, "itemsize"))?;
-        let volume = checked_volume(&shape).ok_or_else(|| overflow(op, "the volume"))?;
-        let (mut lo, mut hi) = (slice_offset, slice_offset);
-        for (axis, (&e, &s)) in shape.iter().zip(&strides).enumerate() {
-            if s.checked_mul(isz).is_none() {
-                return Err(overflow(op, format!("stride {s} at axis {axis} in bytes")));
-            }
-            if e == 0 {
-                continue;
-            }
-            let span = s.checked_mul(e - 1).ok_or_else(|| {
-                overflow(op, format!("stride {s} times extent {e} at axis {axis}"))
-            })?;
-            let acc = if span < 0 { &mut lo } else { &mut hi };
-            *acc = acc
-                .checked_add(span)
-                .ok_or_else(|| overflow(op, "the offset range"))?;
-        }
-        let (min_offset, max_offset) = if volume == 0 { (0, -1) } else { (lo, hi) };
-        for v in [slice_offset, min_offset, max_offset] {
-            if v.checked_mul(isz)
-                .and_then(|b| b.checked_add(isz))
-                .is_none()
-            {
-                return Err(overflow(op, format!("offset {v} in bytes")));
-            }
-        }
+        let (volume, min_offset, max_offset) = range(op, &shape, &strides, itemsize, slice_offset)?;
         Ok(Self {
             shape,
             strides,
@@ -300,16 +369,11 @@ impl StridedLayout {
     /// # Ok::<(), stridekit_layout::LayoutError>(())
     /// ```
     pub fn byte_span(&self) -> (i64, usize) {
-        if self.volume() == 0 {
-            return (0, 0);
-        }
-        // Checked at construction: every byte offset, and one past the last, fits in i64;
-        // their distance may not (it is saturated: no memory is that large).
-        let isz = self.itemsize as i128;
-        let bytes = (i128::from(self.max_offset) - i128::from(self.min_offset) + 1) * isz;
-        (
-            self.min_offset * isz as i64,
-            usize::try_from(bytes).unwrap_or(usize::MAX),
+        byte_span_of(
+            self.volume as usize,
+            self.min_offset,
+            self.max_offset,
+            self.itemsize,
         )
     }
 

@@ -36,7 +36,7 @@ mod transform;
 pub use dims::{Dims, MAX_NDIM};
 pub use error::{LayoutError, Op, Result, Tuple};
 pub use groups::{OrderedChunks, GROUP_MAX_BYTES};
-pub use layout::{Order, StridedLayout};
+pub use layout::{byte_span_of, Order, StridedLayout};
 pub use plan::CopyPlan;
 pub use repack::RepackOptions;
 pub use runs::ElementRuns;

@@ -124,7 +124,7 @@ pub(crate) fn local_world(devices: Vec<usize>) -> PyResult<Vec<PyComm>> {
 }
 
 fn writable(v: &PyView) -> PyResult<StridedMemoryViewMut<'static>> {
-    match &v.view {
+    match v.rust_view()? {
         // SAFETY: Python has no aliasing rules (as in cuda.core); the transfer writes
         // through this alias under the view's copy lock, held by the caller.
         DynView::Writable(w) => Ok(unsafe { w.writable_alias() }),
@@ -147,8 +147,8 @@ pub(crate) fn batch(
 ) -> PyResult<()> {
     let srcs: Vec<(StridedMemoryView<'static>, usize)> = sends
         .iter()
-        .map(|(v, p)| (v.borrow(py).static_alias(), *p))
-        .collect();
+        .map(|(v, p)| Ok((v.borrow(py).static_alias()?, *p)))
+        .collect::<PyResult<_>>()?;
     // One receive per view object: each holds its view's copy lock for the transfer
     // (a second would wait for the first forever), and two receives into one memory
     // in one group would race.
@@ -244,7 +244,7 @@ pub(crate) fn redistribute(
         Split::new(from_axis, comm.size).py_err()?,
         Split::new(to_axis, comm.size).py_err()?,
     );
-    let s = src.borrow(py).static_alias();
+    let s = src.borrow(py).static_alias()?;
     let d = dst.borrow(py);
     let _lock = d
         .copy_lock

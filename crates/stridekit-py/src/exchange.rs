@@ -116,15 +116,15 @@ fn ordered_view<'py>(py: Python<'py>, obj: *mut c_void) -> PyResult<Bound<'py, P
     })?;
     {
         let v = view.get();
-        if v.view.dtype().is_none() {
+        if v.rust_view()?.dtype().is_none() {
             return Err(PyBufferError::new_err(
                 "the view has no dtype, and a DLPack tensor needs one: give it one with view(dtype=...) first",
             ));
         }
-        let may_write = matches!(v.view, DynView::Writable(_));
+        let may_write = matches!(v.rust_view()?, DynView::Writable(_));
         // SAFETY: the legacy default stream is always valid.
         unsafe {
-            v.view
+            v.rust_view()?
                 .as_view()
                 .order_consumer(StreamValue::LegacyDefault, may_write)
         }
@@ -143,7 +143,7 @@ unsafe extern "C" fn managed_from_object(
             non_null(out)?;
             let view = ordered_view(py, obj)?;
             let v = view.get();
-            let t = match &v.view {
+            let t = match &v.rust_view()? {
                 DynView::ReadOnly(r) => r.to_dlpack().py_err()?.into_raw(),
                 // SAFETY: Python has no aliasing rules; ordering writes is the caller's.
                 DynView::Writable(w) => w.to_dlpack_writable().py_err()?.into_raw(),
@@ -163,7 +163,7 @@ unsafe extern "C" fn dltensor_from_object(obj: *mut c_void, out: *mut DLTensor) 
             // The shape and strides point into the layout of the view stored in the
             // Python object (not a temporary copy of it), which outlives the call (the
             // caller holds a reference).
-            let t = match &view.get().view {
+            let t = match view.get().rust_view()? {
                 DynView::ReadOnly(r) => r.dltensor(),
                 DynView::Writable(w) => w.dltensor(),
             }

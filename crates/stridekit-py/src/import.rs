@@ -5,6 +5,7 @@ use crate::calls::{call_method0, call_method_kw, KwNames};
 use crate::dtype;
 use crate::errors::IntoPy;
 use crate::stream;
+use crate::view_cell::ViewCell;
 use pyo3::exceptions::{PyBufferError, PyTypeError, PyValueError};
 use pyo3::ffi;
 use pyo3::prelude::*;
@@ -55,7 +56,7 @@ fn take_capsule(cap: &Bound<'_, PyAny>) -> PyResult<DlpackTensor> {
 }
 
 /// `__dlpack__` of `obj`, with the consumer stream the protocol wants for CUDA memory.
-fn dlpack_view(obj: &Bound<'_, PyAny>, stream_ptr: Option<i64>) -> PyResult<DynView<'static>> {
+fn dlpack_view(obj: &Bound<'_, PyAny>, stream_ptr: Option<i64>) -> PyResult<ViewCell> {
     let py = obj.py();
     // With no consumer stream nothing depends on the device: `stream` is left out, which
     // means the legacy default stream for CUDA producers (the array API), as stridekit's
@@ -88,8 +89,9 @@ fn dlpack_view(obj: &Bound<'_, PyAny>, stream_ptr: Option<i64>) -> PyResult<DynV
     // The GIL stays held: making a view asks the driver nothing for CUDA tensors (their
     // device is checked at first use) and one short question for host ones.
     // SAFETY: the producer vouches for the memory; Python has no aliasing rules, so
-    // writes elsewhere are the caller's to order, as in cuda.core.
-    unsafe { DynView::from_dlpack(t) }.py_err()
+    // writes elsewhere are the caller's to order, as in cuda.core. Checked now, made on
+    // first use.
+    unsafe { ViewCell::owned(t) }
 }
 
 /// `obj.__dlpack__(stream=stream, max_version=(1, 3))`, `stream` left out when None; a
@@ -220,7 +222,7 @@ fn exchange_view(
     obj: &Bound<'_, PyAny>,
     api: &stridekit::dlpack::DLPackExchangeAPI,
     stream_ptr: Option<i64>,
-) -> PyResult<Option<DynView<'static>>> {
+) -> PyResult<Option<ViewCell>> {
     let Some(fill) = api.dltensor_from_py_object_no_sync else {
         return Ok(None);
     };
@@ -249,9 +251,8 @@ fn exchange_view(
     }
     let owner = obj.clone().unbind();
     // SAFETY: the producer's descriptor is valid while `obj` lives, which `owner` keeps;
-    // Python has no aliasing rules (as in cuda.core).
-    let v = unsafe { StridedMemoryViewMut::from_dltensor(&dl, owner) }.py_err()?;
-    Ok(Some(DynView::Writable(v)))
+    // Python has no aliasing rules (as in cuda.core). Checked now, made on first use.
+    Ok(Some(unsafe { ViewCell::borrowed(&dl, owner) }?))
 }
 
 /// The DLPack view of `obj`, or None (the caller then reads an array interface) when it
@@ -265,7 +266,7 @@ fn dlpack_or_fallback(
     obj: &Bound<'_, PyAny>,
     sp: Option<i64>,
     facts: TypeFacts,
-) -> PyResult<Option<DynView<'static>>> {
+) -> PyResult<Option<ViewCell>> {
     if !has_dlpack(obj, facts)? {
         return Ok(None);
     }
@@ -427,7 +428,7 @@ fn interface_view(
         stream::order_after(producer, consumer, dev).py_err()?;
     }
     Ok(Read {
-        view,
+        cell: ViewCell::made(view),
         implicit_strides,
     })
 }
@@ -435,14 +436,14 @@ fn interface_view(
 /// A view as read, and whether its producer gave no strides (a C-contiguous array
 /// described by shape alone), which cuda.core reports as `strides` None.
 pub(crate) struct Read {
-    pub view: DynView<'static>,
+    pub cell: ViewCell,
     pub implicit_strides: bool,
 }
 
-impl From<DynView<'static>> for Read {
-    fn from(view: DynView<'static>) -> Self {
+impl From<ViewCell> for Read {
+    fn from(cell: ViewCell) -> Self {
         Read {
-            view,
+            cell,
             implicit_strides: false,
         }
     }

@@ -15,6 +15,7 @@ mod nvrtc;
 mod stream;
 mod tma;
 mod view;
+mod view_cell;
 mod view_object;
 
 use pyo3::prelude::*;

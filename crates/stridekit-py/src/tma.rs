@@ -49,7 +49,7 @@ impl PyTensorMap {
     /// Points the descriptor at `view`'s memory, which must have the same shape, strides,
     /// itemsize and device (and the alignment TMA needs).
     fn replace_address(&mut self, view: PyRef<'_, crate::view_object::PyView>) -> PyResult<()> {
-        let alias = view.static_alias();
+        let alias = view.static_alias()?;
         let mut desc = self.desc.clone();
         desc.replace_address(&alias).py_err()?;
         // SAFETY: `_memory` keeps the new memory alive as long as the descriptor.

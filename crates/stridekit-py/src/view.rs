@@ -38,12 +38,13 @@ impl PyView {
             return PyView::of_view(other, sp);
         }
         let read = import::import(obj, sp, protocol)?;
-        let mut v = PyView::of(read.view, obj.clone().unbind());
+        let mut v = PyView::deferred(read.cell, obj.clone().unbind())?;
+        let (ndim, itemsize) = v.cell.ndim_itemsize()?;
         // A 0-d import has no strides to speak of: None, as cuda.core gives.
-        v.implicit_strides = read.implicit_strides || v.view.layout().ndim() == 0;
-        if v.view.dtype().is_none() {
+        v.implicit_strides = read.implicit_strides || ndim == 0;
+        if v.cell.dtype().is_none() {
             // As cuda.core: elements without a type (a record array, say) are V<itemsize>.
-            v.opaque_dtype = Some(dtype::void(obj.py(), v.view.layout().itemsize())?);
+            v.opaque_dtype = Some(dtype::void(obj.py(), itemsize)?);
         }
         Ok(v)
     }
@@ -55,19 +56,19 @@ impl PyView {
         let o = other.get();
         if stream_ptr != Some(-1) {
             let consumer = stream::exchange_of(stream_ptr)?;
-            let may_write = matches!(o.view, DynView::Writable(_));
+            let may_write = matches!(o.rust_view()?, DynView::Writable(_));
             // SAFETY: a stream handle given to a view constructor is the caller's live
             // stream (trusted as every CUDA binding for Python trusts it).
-            unsafe { o.view.as_view().order_consumer(consumer, may_write) }.py_err()?;
+            unsafe { o.rust_view()?.as_view().order_consumer(consumer, may_write) }.py_err()?;
         }
-        let r = o.read();
+        let r = o.read()?;
         let l = r.layout();
         let first = r
             .ptr()
             .wrapping_add_signed(l.slice_offset() * l.itemsize() as i64);
         let at_zero = StridedLayout::new(l.shape(), l.strides(), l.itemsize()).py_err()?;
         let owner = other.clone().into_any().unbind();
-        let view = match &o.view {
+        let view = match &o.rust_view()? {
             DynView::ReadOnly(v) => DynView::ReadOnly(v.clone()),
             // SAFETY: `owner` keeps the parent (and so the memory) alive; the span is the
             // parent's own; Python has no aliasing rules (as in cuda.core).
@@ -88,12 +89,12 @@ impl PyView {
         if let Some(c) = self.cache.get() {
             return Ok(c);
         }
-        let l = self.view.layout();
+        let (shape, strides, _) = self.cell.shape_strides()?;
         let made = Attributes {
             ptr: self.first.into_pyobject(py)?.into_any().unbind(),
-            shape: PyTuple::new(py, l.shape())?.unbind(),
-            strides: PyTuple::new(py, l.strides())?.unbind(),
-            dtype: match (&self.opaque_dtype, self.view.dtype()) {
+            shape: PyTuple::new(py, shape)?.unbind(),
+            strides: PyTuple::new(py, strides)?.unbind(),
+            dtype: match (&self.opaque_dtype, self.cell.dtype()) {
                 (Some(o), None) => o.clone_ref(py),
                 (_, d) => dtype::to_numpy(py, d)?,
             },
@@ -101,8 +102,8 @@ impl PyView {
         Ok(self.cache.get_or_init(|| made))
     }
 
-    fn read(&self) -> StridedMemoryView<'_> {
-        self.view.as_view()
+    fn read(&self) -> PyResult<StridedMemoryView<'_>> {
+        self.cell.read()
     }
 
     /// The fields both array interfaces share (version 3): shape, typestr and descr (the
@@ -123,7 +124,7 @@ impl PyView {
             d.set_item("typestr", dt.getattr("str")?)?;
             d.set_item("descr", dt.getattr("descr")?)?;
         }
-        d.set_item("data", (self.first, self.view.is_read_only()))?;
+        d.set_item("data", (self.first, self.cell.is_read_only()))?;
         if l.is_contiguous_c() {
             d.set_item("strides", py.None())?;
         } else {
@@ -135,15 +136,20 @@ impl PyView {
 
     /// A layout relative to element 0 (what Python sees) moved to the view's base.
     fn to_internal(&self, l: &StridedLayout) -> PyResult<StridedLayout> {
-        let off = first_offset(&self.read());
+        let off = first_offset(&self.read()?);
         StridedLayout::with_offset(l.shape(), l.strides(), l.itemsize(), l.slice_offset() + off)
             .py_err()
     }
 }
 
 fn kind_device(v: &StridedMemoryView<'_>) -> (i32, i32) {
-    match v.kind() {
-        MemoryKind::Device => (2, v.device_id().max(0)),
+    device_pair(v.kind(), v.device_id())
+}
+
+/// DLPack's (device type, device id) of memory of this kind (`device_id` a view's).
+fn device_pair(kind: MemoryKind, device_id: i32) -> (i32, i32) {
+    match kind {
+        MemoryKind::Device => (2, device_id.max(0)),
         MemoryKind::PinnedHost => (3, 0),
         MemoryKind::Managed => (13, 0),
         MemoryKind::Host => (1, 0),
@@ -350,7 +356,7 @@ impl PyView {
         dtype: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Self> {
         let me = slf.borrow();
-        let r = me.read();
+        let r = me.read()?;
         let l = match &layout {
             Some(l) => me.to_internal(&l.borrow().inner)?,
             None => r.layout().clone(),
@@ -381,7 +387,7 @@ impl PyView {
             .wrapping_add_signed(l.slice_offset() * l.itemsize() as i64);
         let at_zero = StridedLayout::new(l.shape(), l.strides(), l.itemsize()).py_err()?;
         let owner = slf.clone().into_any().unbind();
-        let view = if me.view.is_read_only() {
+        let view = if me.cell.is_read_only() {
             // The new view must stay inside the parent's memory.
             r.view(l, dt).py_err()?;
             // SAFETY: inside the parent's memory (checked above); `owner` keeps the parent
@@ -443,7 +449,7 @@ impl PyView {
     }
     #[getter]
     fn readonly(&self) -> bool {
-        self.view.is_read_only()
+        self.cell.is_read_only()
     }
     #[getter]
     fn exporting_obj(&self, py: Python<'_>) -> Py<PyAny> {
@@ -455,7 +461,7 @@ impl PyView {
         if let Some(l) = self.layout_cache.get() {
             return Ok(l.clone_ref(py));
         }
-        let r = self.read();
+        let r = self.read()?;
         let l = r.layout();
         let made = Py::new(
             py,
@@ -491,7 +497,7 @@ impl PyView {
     ) -> PyResult<()> {
         let py = slf.py();
         if other.is(slf) {
-            if slf.borrow().view.is_read_only() {
+            if slf.borrow().cell.is_read_only() {
                 return Err(PyValueError::new_err(
                     "copy: the destination view is read-only",
                 ));
@@ -503,12 +509,12 @@ impl PyView {
         let src = other.downcast::<PyView>()?.borrow();
         let me = slf.borrow();
         let s = stream::exchange(stream)?;
-        let DynView::Writable(dst_view) = &me.view else {
+        let DynView::Writable(dst_view) = &me.rust_view()? else {
             return Err(PyValueError::new_err(
                 "copy: the destination view is read-only",
             ));
         };
-        let from = src.read();
+        let from = src.read()?;
         let alloc = allocator.as_deref().map(|a| a.as_dyn());
         let lock = &me.copy_lock;
         py.detach(|| {
@@ -561,13 +567,13 @@ impl PyView {
                 "stridekit exports without copying; copy=True is not supported",
             ));
         }
-        if self.view.dtype().is_none() {
+        if self.rust_view()?.dtype().is_none() {
             // As cuda.core: DLPack describes typed elements.
             return Err(PyBufferError::new_err(
                 "the view has no dtype, and a DLPack tensor needs one: give it one with view(dtype=...) first (__array_interface__ and __cuda_array_interface__ export its bytes)",
             ));
         }
-        let r = self.read();
+        let r = self.read()?;
         if let Some(d) = dl_device {
             if d != kind_device(&r) {
                 return Err(PyBufferError::new_err(format!(
@@ -579,12 +585,17 @@ impl PyView {
         // The consumer's stream waits for the GPU work stridekit recorded on the memory
         // (every use if the consumer may write; the writes if the export is read-only).
         let consumer = stream::exchange(stream)?;
-        let may_write = matches!(self.view, DynView::Writable(_));
+        let may_write = matches!(self.rust_view()?, DynView::Writable(_));
         // SAFETY: a handle passed to `__dlpack__` is the consumer's live stream (the
         // protocol's contract, trusted as every CUDA binding for Python trusts it).
-        unsafe { self.view.as_view().order_consumer(consumer, may_write) }.py_err()?;
+        unsafe {
+            self.rust_view()?
+                .as_view()
+                .order_consumer(consumer, may_write)
+        }
+        .py_err()?;
         let versioned = max_version.is_some_and(|(major, _)| major >= 1);
-        let ptr: *mut c_void = match (&self.view, versioned) {
+        let ptr: *mut c_void = match (&self.rust_view()?, versioned) {
             (DynView::ReadOnly(v), true) => v.to_dlpack().py_err()?.into_raw().cast(),
             (DynView::ReadOnly(v), false) => v.to_dlpack_legacy().py_err()?.into_raw().cast(),
             // SAFETY: Python has no aliasing rules; ordering writes is the caller's.
@@ -614,8 +625,8 @@ impl PyView {
                 "a view of pageable host memory has no __cuda_array_interface__ (kernels cannot reach it); use __array_interface__",
             ));
         }
-        let r = self.read();
-        let writable = !self.view.is_read_only();
+        let r = self.read()?;
+        let writable = !self.cell.is_read_only();
         // SAFETY: the legacy default stream is no foreign handle.
         unsafe { r.order_consumer(stridekit::StreamValue::LegacyDefault, writable) }.py_err()?;
         let d = self.interface_dict(py, &r)?;
@@ -628,7 +639,7 @@ impl PyView {
     /// waited for first. Device memory has no such interface.
     #[getter]
     fn __array_interface__(&self, py: Python<'_>) -> PyResult<Py<PyDict>> {
-        let r = self.read();
+        let r = self.read()?;
         if !r.is_host_accessible() {
             return Err(PyAttributeError::new_err(
                 "a view of device memory has no __array_interface__ (the CPU cannot read it); use __cuda_array_interface__ or DLPack",
@@ -638,8 +649,12 @@ impl PyView {
         self.interface_dict(py, &r)
     }
 
-    fn __dlpack_device__(&self) -> (i32, i32) {
-        kind_device(&self.read())
+    fn __dlpack_device__(&self) -> PyResult<(i32, i32)> {
+        // A view not made yet answers from its tensor's checked description.
+        if let (Some(f), None) = (self.cell.facts(), self.cell.made_view()) {
+            return Ok(device_pair(f.kind, f.device_id()));
+        }
+        Ok(kind_device(&self.read()?))
     }
 
     /// A tiled TMA descriptor of this view: `box_dim` and the keywords, or the same
@@ -671,17 +686,17 @@ impl PyView {
             Some(o) if !o.is_none() => crate::tma::TiledArgs::from_options(o, &args)?,
             _ => args.into_options()?,
         };
-        crate::tma::tiled(&self.static_alias(), &opts)
+        crate::tma::tiled(&self.static_alias()?, &opts)
     }
 
     /// An `sk_view` of this view for C and Cython (a capsule named "stridekit.sk_view";
     /// its pointer is a `sk_view*` whose fields stay valid while the capsule lives).
     fn as_c_view(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
-        crate::cview::capsule(py, &self.view)
+        crate::cview::capsule(py, self.rust_view()?)
     }
 
-    fn __repr__(&self, py: Python<'_>) -> String {
-        let r = self.read();
+    fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
+        let r = self.read()?;
         let opaque = self
             .opaque_dtype
             .as_ref()
@@ -695,7 +710,7 @@ impl PyView {
                 format!("({})", p.join(", "))
             }
         };
-        format!(
+        Ok(format!(
             "StridedMemoryView(ptr={:#x}, shape={}, strides={}, itemsize={}, dtype={}, device_id={}, readonly={})",
             first_ptr(&r),
             t(r.shape()),
@@ -707,7 +722,7 @@ impl PyView {
                 (None, None) => "None".to_string(),
             },
             r.device_id(),
-            if self.view.is_read_only() { "True" } else { "False" }
-        )
+            if self.cell.is_read_only() { "True" } else { "False" }
+        ))
     }
 }

@@ -1,6 +1,7 @@
 //! The `StridedMemoryView` object itself: what it holds, how it is made from a Rust view,
 //! and how it goes away (its Python methods are in `view`).
 
+use crate::view_cell::ViewCell;
 use pyo3::prelude::*;
 use pyo3::types::PyTuple;
 use stridekit::view::DynView;
@@ -10,7 +11,8 @@ use stridekit::StridedMemoryView;
 /// dtype, device; copies between any two views; DLPack export.
 #[pyclass(name = "StridedMemoryView", module = "stridekit", frozen)]
 pub struct PyView {
-    pub(crate) view: DynView<'static>,
+    /// The Rust view (made on first use for DLPack tensors: [`ViewCell`]).
+    pub(crate) cell: ViewCell,
     pub(crate) exporting_obj: Py<PyAny>,
     /// What the attribute getters return, computed once (a view never changes).
     pub(crate) first: u64,
@@ -40,7 +42,10 @@ pub struct PyView {
 /// itself (a producer's deleter may need the GIL) then runs with it.
 impl Drop for PyView {
     fn drop(&mut self) {
-        let view = &self.view;
+        // A view never made holds no GPU work.
+        let Some(view) = self.cell.made_view() else {
+            return;
+        };
         // Most views hold nothing to wait for: they keep the GIL (giving it up and taking
         // it back costs more than the rest of a view's release).
         if !view.last_release_waits() {
@@ -72,8 +77,40 @@ impl PyView {
             DynView::ReadOnly(v) => (v.device_id(), v.is_device_accessible()),
             DynView::Writable(v) => (v.device_id(), v.is_device_accessible()),
         };
+        Self::with(
+            ViewCell::made(view),
+            exporting_obj,
+            (first, volume, device_id, device_accessible),
+        )
+    }
+
+    /// A view of a cell not made yet (a DLPack tensor checked, made on first use): what
+    /// its attributes report comes from the tensor's checked description.
+    pub(crate) fn deferred(cell: ViewCell, exporting_obj: Py<PyAny>) -> PyResult<Self> {
+        let Some(f) = cell.facts().copied() else {
+            let v = cell.get()?;
+            let l = v.layout();
+            let first = v
+                .ptr()
+                .wrapping_add_signed(l.slice_offset() * l.itemsize() as i64);
+            let (id, acc) = match v {
+                DynView::ReadOnly(v) => (v.device_id(), v.is_device_accessible()),
+                DynView::Writable(v) => (v.device_id(), v.is_device_accessible()),
+            };
+            let volume = l.volume();
+            return Ok(Self::with(cell, exporting_obj, (first, volume, id, acc)));
+        };
+        let facts = (f.first, f.volume, f.device_id(), f.is_device_accessible());
+        Ok(Self::with(cell, exporting_obj, facts))
+    }
+
+    fn with(
+        cell: ViewCell,
+        exporting_obj: Py<PyAny>,
+        (first, volume, device_id, device_accessible): (u64, usize, i32, bool),
+    ) -> Self {
         PyView {
-            view,
+            cell,
             exporting_obj,
             first,
             implicit_strides: false,
@@ -90,12 +127,17 @@ impl PyView {
 
     /// A read-only view of the same memory that keeps it alive by itself (for descriptors
     /// that outlive this object).
-    pub(crate) fn static_alias(&self) -> StridedMemoryView<'static> {
-        match &self.view {
+    pub(crate) fn static_alias(&self) -> PyResult<StridedMemoryView<'static>> {
+        Ok(match self.rust_view()? {
             DynView::ReadOnly(v) => v.clone(),
             // SAFETY: Python has no aliasing rules; a descriptor only describes the
             // memory, and ordering kernels against writes is the caller's, as in cuda.core.
             DynView::Writable(v) => unsafe { v.shared_alias() },
-        }
+        })
+    }
+
+    /// The Rust view, made now if it was not.
+    pub(crate) fn rust_view(&self) -> PyResult<&DynView<'static>> {
+        self.cell.get()
     }
 }

@@ -14,6 +14,7 @@ const LAYERS: &[&str] = &[
     "layout",      // StridedLayout
     "cview",       // the sk_view capsule for C and Cython
     "memory",      // Buffer and the memory resources
+    "view_cell",   // the Rust view of a StridedMemoryView, made at once or on first use
     "import",      // DLPack, CUDA Array Interface and array interface imports
     "nvrtc",       // where NVRTC may live in a Python environment
     "view_object", // the StridedMemoryView object: its fields, making and dropping it

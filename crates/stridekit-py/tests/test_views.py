@@ -373,3 +373,33 @@ def test_dlpack_producers_get_the_keywords_the_protocol_names(legacy: bool) -> N
     p.calls.clear()
     assert StridedMemoryView(p).shape == (3, 4)
     assert p.calls == want
+
+
+def test_views_report_the_same_before_and_after_their_rust_view_is_made() -> None:
+    """A DLPack view is checked when made and built on first use: what it reports before
+    (from the tensor's checked description) is what it reports after (from the view)."""
+    base = np.arange(4 * 6 * 5, dtype=np.float32).reshape(4, 6, 5)
+    cases: list[np.ndarray[Any, Any]] = [
+        base,
+        base.transpose(2, 0, 1),
+        base[::-1, 1:5:2, ::-2],
+        base[2:3, 3, 4].reshape(()),
+        base[:0],
+        np.arange(7, dtype=np.int16)[::3],
+        np.zeros(3, dtype=[("a", np.int32), ("b", np.int8)]),
+    ]
+    attrs = ["ptr", "shape", "strides", "dtype", "size", "device_id", "is_device_accessible", "readonly"]
+    for a in cases:
+        fresh = StridedMemoryView(a, stream_ptr=-1)
+        made = StridedMemoryView(a, stream_ptr=-1)
+        layout = made.layout  # makes the view
+        for name in attrs:
+            assert getattr(fresh, name) == getattr(made, name), (a.shape, a.strides, name)
+        assert fresh.__dlpack_device__() == made.__dlpack_device__()
+        assert tuple(layout.shape) == tuple(fresh.shape)
+        if fresh.strides is not None:
+            assert tuple(layout.strides) == tuple(fresh.strides)
+        # A view made after its attributes were read copies what they describe.
+        out = np.zeros_like(a)
+        StridedMemoryView(out, stream_ptr=-1).copy_from(fresh)
+        assert out.tobytes() == np.ascontiguousarray(a).tobytes()

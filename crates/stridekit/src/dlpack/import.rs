@@ -2,7 +2,7 @@
 
 use crate::dtype::dtype_from_dlpack;
 use crate::error::{invalid, Error, Result};
-use crate::memory::span_at;
+use crate::memory::span_base;
 use crate::memory::MemoryKind;
 use crate::pointer::{pointer_info, PointerKind};
 use dlpark::ffi::{DLDevice, DLDeviceType, DLManagedTensor, DLManagedTensorVersioned, DLTensor};
@@ -95,7 +95,8 @@ impl DlpackTensor {
         }
     }
 
-    pub(crate) fn tensor(&self) -> &DLTensor {
+    /// The tensor's descriptor (its shape and strides arrays valid while this is held).
+    pub fn tensor(&self) -> &DLTensor {
         match self {
             // SAFETY: each handle owns a live managed tensor whose metadata stays unchanged
             // while it is held (the constructors' contract).
@@ -113,15 +114,10 @@ impl DlpackTensor {
     }
 }
 
-/// Reads `n` values of a producer's metadata array.
-fn read_array(
-    op: &'static str,
-    what: &str,
-    ptr: *const i64,
-    n: usize,
-) -> Result<smallvec::SmallVec<[i64; 8]>> {
+/// The `n` values of a producer's metadata array, borrowed for as long as the tensor is.
+fn read_array<'a>(op: &'static str, what: &str, ptr: *const i64, n: usize) -> Result<&'a [i64]> {
     if n == 0 {
-        return Ok(smallvec::SmallVec::new());
+        return Ok(&[]);
     }
     if ptr.is_null() {
         return Err(invalid(
@@ -130,10 +126,9 @@ fn read_array(
         ));
     }
     // SAFETY: the producer's metadata holds `ndim` values at `ptr` for as long as the
-    // tensor is held (DLPack contract, vouched for when the tensor was taken over).
-    Ok(smallvec::SmallVec::from_slice(unsafe {
-        std::slice::from_raw_parts(ptr, n)
-    }))
+    // tensor is held (DLPack contract, vouched for when the tensor was taken over), which
+    // the caller's borrow of the tensor spans.
+    Ok(unsafe { std::slice::from_raw_parts(ptr, n) })
 }
 
 fn device_name(t: DLDeviceType) -> String {
@@ -236,8 +231,51 @@ fn locate(
     }
 }
 
-/// The dtype, element layout and first-element address a `DLTensor` describes, checked.
-fn describe(op: &'static str, dl: &DLTensor) -> Result<(Option<crate::DType>, StridedLayout, u64)> {
+/// What a `DLTensor` describes, checked as importing it as a view checks it, short of
+/// building its layout ([`describe_memory`] builds that from these): dtype, first-element
+/// address, the bytes its elements reach, and the memory's kind and device.
+#[derive(Debug, Clone, Copy)]
+pub struct TensorFacts {
+    /// The dtype (`None`: a whole-byte type stridekit has no [`DType`](crate::DType) for).
+    pub dtype: Option<crate::DType>,
+    /// Bytes per element.
+    pub itemsize: usize,
+    /// Address of element (0, ..., 0).
+    pub first: u64,
+    /// The lowest byte any element reaches.
+    pub base: u64,
+    /// Bytes from `base` to one past the highest byte any element reaches.
+    pub size: usize,
+    /// Elements.
+    pub volume: usize,
+    /// The memory's kind. For a non-empty tensor of a CUDA device type (CUDA, CUDA_HOST,
+    /// CUDA_MANAGED) this and `device` are its declaration, which a view checks against
+    /// the driver before the memory is first used; other tensors were checked now.
+    pub kind: MemoryKind,
+    /// The device of device memory.
+    pub device: Option<usize>,
+    /// The lowest element offset (elements, from element 0).
+    min_offset: i64,
+    /// The kind and device are the declaration, not yet checked against the driver.
+    deferred: bool,
+}
+
+impl TensorFacts {
+    /// The device ordinal a view of the tensor reports
+    /// ([`StridedMemoryView::device_id`](crate::StridedMemoryView::device_id)).
+    pub fn device_id(&self) -> i32 {
+        crate::view::device_id_of(self.device, self.kind)
+    }
+
+    /// Whether kernels can reach the memory.
+    pub fn is_device_accessible(&self) -> bool {
+        self.kind.is_device_accessible()
+    }
+}
+
+/// Checks `dl` as [`describe_memory`] does (every field, the span its elements reach, the
+/// memory's kind and device) without building its layout. Errors name `op`.
+pub fn check_dltensor(op: &'static str, dl: &DLTensor) -> Result<TensorFacts> {
     if dl.ndim < 0 || dl.ndim as usize > MAX_NDIM {
         return Err(invalid(
             op,
@@ -250,16 +288,13 @@ fn describe(op: &'static str, dl: &DLTensor) -> Result<(Option<crate::DType>, St
     let nd = dl.ndim as usize;
     let (dtype, itemsize) = dtype_from_dlpack(op, dl.dtype)?;
     let shape = read_array(op, "shape", dl.shape, nd)?;
-    let layout = if dl.strides.is_null() {
-        StridedLayout::dense(&shape, itemsize, Order::C)?
+    let (volume, min_offset, max_offset) = if dl.strides.is_null() {
+        let dense = StridedLayout::dense(shape, itemsize, Order::C)?;
+        (dense.volume(), dense.min_offset(), dense.max_offset())
     } else {
-        StridedLayout::new(
-            &shape,
-            &read_array(op, "strides", dl.strides, nd)?,
-            itemsize,
-        )?
+        let strides = read_array(op, "strides", dl.strides, nd)?;
+        StridedLayout::offset_range(shape, strides, itemsize, 0)?
     };
-    let volume = layout.volume();
     if dl.data.is_null() && volume > 0 {
         return Err(invalid(
             op,
@@ -290,7 +325,31 @@ fn describe(op: &'static str, dl: &DLTensor) -> Result<(Option<crate::DType>, St
             ),
         ));
     }
-    Ok((dtype, layout, first))
+    // The base is the lowest byte any element reaches (negative strides reach below the
+    // first element).
+    let (lo, size) = stridekit_layout::byte_span_of(volume, min_offset, max_offset, itemsize);
+    let base = span_base(op, first, volume, lo, size)?;
+    let empty = volume == 0;
+    let deferred = !empty
+        && matches!(
+            dl.device.device_type,
+            DLDeviceType::CUDA | DLDeviceType::CUDAHOST | DLDeviceType::CUDAMANAGED
+        );
+    // With `empty`, `locate` checks only the declaration itself (a known device type, a
+    // device id >= 0) and asks the driver nothing.
+    let (kind, device) = locate(op, dl.device, base, empty || deferred)?;
+    Ok(TensorFacts {
+        dtype,
+        itemsize,
+        first,
+        base,
+        size,
+        volume,
+        kind,
+        device,
+        min_offset,
+        deferred,
+    })
 }
 
 /// What a `DLTensor` describes, checked: the lowest byte its elements reach, the bytes
@@ -305,6 +364,40 @@ pub(crate) struct Described {
     pub layout: StridedLayout,
     pub dtype: Option<crate::DType>,
     pub claim: Option<Claim>,
+}
+
+/// Checks and describes the memory of `dl` ([`check_dltensor`]), its layout built once,
+/// with its lowest element at offset 0. A non-empty tensor on a CUDA device type gets
+/// its declared kind and device and a [`Claim`] to check at first use.
+pub(crate) fn describe_memory(op: &'static str, dl: &DLTensor) -> Result<Described> {
+    let f = check_dltensor(op, dl)?;
+    let nd = dl.ndim as usize;
+    let shape = read_array(op, "shape", dl.shape, nd)?;
+    let layout = if dl.strides.is_null() {
+        StridedLayout::dense(shape, f.itemsize, Order::C)?
+    } else {
+        let strides = read_array(op, "strides", dl.strides, nd)?;
+        // Element 0 sits `-min_offset` elements above the lowest (the span check refused
+        // a lowest offset as far down as i64::MIN).
+        let offset = f
+            .min_offset
+            .checked_neg()
+            .ok_or_else(|| invalid(op, "the tensor's lowest element offset has no negation"))?;
+        StridedLayout::with_offset(shape, strides, f.itemsize, offset)?
+    };
+    let claim = f.deferred.then(|| Claim {
+        device: dl.device,
+        checked: Default::default(),
+    });
+    Ok(Described {
+        base: f.base,
+        size: f.size,
+        kind: f.kind,
+        device: f.device,
+        layout,
+        dtype: f.dtype,
+        claim,
+    })
 }
 
 /// A CUDA device type's declaration of where a tensor's memory is, taken at its word when
@@ -329,36 +422,4 @@ impl Claim {
         self.checked.store(true, Ordering::Release);
         Ok(())
     }
-}
-
-/// Checks and describes the memory of `dl`. A non-empty tensor on a CUDA device type
-/// (CUDA, CUDA_HOST, CUDA_MANAGED) gets its declared kind and device and a [`Claim`] to
-/// check at first use; other tensors are checked against the driver now.
-pub(crate) fn describe_memory(op: &'static str, dl: &DLTensor) -> Result<Described> {
-    let (dtype, layout, first) = describe(op, dl)?;
-    // The base is the lowest byte any element reaches (negative strides reach below the
-    // first element).
-    let (base, size, layout) = span_at(op, first, layout)?;
-    let empty = layout.volume() == 0;
-    let deferred = !empty
-        && matches!(
-            dl.device.device_type,
-            DLDeviceType::CUDA | DLDeviceType::CUDAHOST | DLDeviceType::CUDAMANAGED
-        );
-    // With `empty`, `locate` checks only the declaration itself (a known device type, a
-    // device id >= 0) and asks the driver nothing.
-    let (kind, device) = locate(op, dl.device, base, empty || deferred)?;
-    let claim = deferred.then(|| Claim {
-        device: dl.device,
-        checked: Default::default(),
-    });
-    Ok(Described {
-        base,
-        size,
-        kind,
-        device,
-        layout,
-        dtype,
-        claim,
-    })
 }

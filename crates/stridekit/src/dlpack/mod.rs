@@ -39,7 +39,7 @@ pub use dlpark::ffi::{
 };
 pub use dlpark::DlpackFlags;
 pub(crate) use export::{dl_device, dl_dtype, export, ExportSpec};
-pub use import::DlpackTensor;
+pub use import::{check_dltensor, DlpackTensor, TensorFacts};
 pub(crate) use import::{describe_memory, Claim, Described};
 
 /// The highest DLPack version stridekit produces and understands, (major, minor).

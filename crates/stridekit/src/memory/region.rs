@@ -260,29 +260,42 @@ pub(crate) fn span_at(
     if layout.volume() == 0 {
         return Ok((ptr, 0, layout));
     }
+    let (lo, bytes) = layout.byte_span();
+    let base = span_base(op, ptr, layout.volume(), lo, bytes)?;
+    Ok((base, bytes, layout.into_rebased()?))
+}
+
+/// The lowest address elements reach at `ptr` (`volume` of them, their bytes `lo .. lo +
+/// bytes` around it; [`StridedLayout::byte_span`]): a null `ptr` is refused for a non-empty
+/// layout, and so is a span that reaches below address 0 or past the end of the address
+/// space. The one rule [`span_at`] and DLPack's checked descriptions follow.
+pub(crate) fn span_base(
+    op: &'static str,
+    ptr: u64,
+    volume: usize,
+    lo: i64,
+    bytes: usize,
+) -> Result<u64> {
+    if volume == 0 {
+        return Ok(ptr);
+    }
     if ptr == 0 {
         return Err(invalid(
             op,
-            format!(
-                "the address is null but the layout {layout} has {} elements",
-                layout.volume()
-            ),
+            format!("the address is null but the layout has {volume} elements"),
         ));
     }
-    let (lo, bytes) = layout.byte_span();
-    let base = ptr
-        .checked_add_signed(lo)
+    ptr.checked_add_signed(lo)
         .filter(|b| b.checked_add(bytes as u64).is_some())
         .ok_or_else(|| {
             invalid(
                 op,
                 format!(
-                    "layout {layout} at {ptr:#x} reaches bytes {lo}..{} around it, outside the address space",
+                    "a layout at {ptr:#x} reaches bytes {lo}..{} around it, outside the address space",
                     lo + bytes as i64
                 ),
             )
-        })?;
-    Ok((base, bytes, layout.into_rebased()?))
+        })
 }
 
 /// The alignment kernels need for elements of `itemsize` bytes: the largest power of two
