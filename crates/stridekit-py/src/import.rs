@@ -26,8 +26,8 @@ fn take_capsule(cap: &Bound<'_, PyAny>) -> PyResult<DlpackTensor> {
     let p = cap.as_ptr();
     // SAFETY: `p` is a live object (borrowed); PyCapsule_IsValid accepts any object.
     let versioned = unsafe { ffi::PyCapsule_IsValid(p, VERSIONED.as_ptr()) } == 1;
-    // SAFETY: as above.
-    let legacy = unsafe { ffi::PyCapsule_IsValid(p, LEGACY.as_ptr()) } == 1;
+    // SAFETY: as above (asked only when the capsule is not a versioned one).
+    let legacy = !versioned && unsafe { ffi::PyCapsule_IsValid(p, LEGACY.as_ptr()) } == 1;
     if !versioned && !legacy {
         return Err(PyTypeError::new_err(
             "__dlpack__ returned something other than an unused \"dltensor\" or \"dltensor_versioned\" capsule",
@@ -64,8 +64,13 @@ fn dlpack_view(obj: &Bound<'_, PyAny>, stream_ptr: Option<i64>) -> PyResult<View
     let on_gpu = match stream_ptr {
         None => false,
         Some(_) => {
-            let (dev_type, _dev_id): (i32, i32) =
-                call_method0(obj, pyo3::intern!(py, "__dlpack_device__"))?.extract()?;
+            let d = call_method0(obj, pyo3::intern!(py, "__dlpack_device__"))?;
+            // Only the device type decides; a (type, id) pair is read without building
+            // a Rust tuple, anything else as one.
+            let dev_type: i32 = match d.downcast::<pyo3::types::PyTuple>() {
+                Ok(t) if t.len() == 2 => t.get_borrowed_item(0)?.extract()?,
+                _ => d.extract::<(i32, i32)>()?.0,
+            };
             matches!(dev_type, 2 | 13)
         }
     };
@@ -157,7 +162,21 @@ fn type_facts(obj: &Bound<'_, PyAny>) -> TypeFacts {
     /// Enough for every array type a process uses; beyond it, types are looked up afresh.
     const MAX_TYPES: usize = 64;
     static KNOWN: PyOnceLock<Known> = PyOnceLock::new();
+    thread_local! {
+        /// The last type this thread asked about, as cached in `KNOWN` (which holds it, so
+        /// its address names it): (type, table address, has `__dlpack__`).
+        static LAST: std::cell::Cell<(usize, usize, bool)> = const { std::cell::Cell::new((0, 0, false)) };
+    }
     let py = obj.py();
+    let ty_ptr = obj.get_type_ptr() as usize;
+    let last = LAST.with(|l| l.get());
+    if last.0 == ty_ptr {
+        return TypeFacts {
+            // SAFETY: a non-zero address is that of a producer's static API table (below).
+            api: unsafe { (last.1 as *const stridekit::dlpack::DLPackExchangeAPI).as_ref() },
+            dlpack: last.2,
+        };
+    }
     let ty = obj.get_type();
     let known = KNOWN.get_or_init(py, Default::default);
     let hit = known.lock().ok().and_then(|k| {
@@ -173,11 +192,15 @@ fn type_facts(obj: &Bound<'_, PyAny>) -> TypeFacts {
             if let Ok(mut k) = known.lock() {
                 if k.len() < MAX_TYPES {
                     k.push((ty.unbind(), a, d));
+                    LAST.with(|l| l.set((ty_ptr, a, d)));
                 }
             }
             (a, d)
         }
     };
+    if hit.is_some() {
+        LAST.with(|l| l.set((ty_ptr, addr, dlpack)));
+    }
     TypeFacts {
         // SAFETY: a non-zero address is that of a producer's static API table (above).
         api: unsafe { (addr as *const stridekit::dlpack::DLPackExchangeAPI).as_ref() },

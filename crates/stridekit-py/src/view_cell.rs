@@ -31,7 +31,8 @@ unsafe impl Sync for Descriptor {}
 
 /// The view of a `StridedMemoryView`, and what its attributes need before it is made.
 pub(crate) struct ViewCell {
-    made: OnceLock<DynView<'static>>,
+    /// Boxed: a view object stays small until its view is made.
+    made: OnceLock<Box<DynView<'static>>>,
     pending: Mutex<Option<Pending>>,
     /// A deferred tensor's checked description and descriptor (for its shape and strides).
     deferred: Option<(TensorFacts, Descriptor)>,
@@ -43,7 +44,7 @@ impl ViewCell {
     pub(crate) fn made(view: DynView<'static>) -> Self {
         let read_only = view.is_read_only();
         ViewCell {
-            made: OnceLock::from(view),
+            made: OnceLock::from(Box::new(view)),
             pending: Mutex::new(None),
             deferred: None,
             read_only,
@@ -108,12 +109,12 @@ impl ViewCell {
                 unsafe { StridedMemoryViewMut::from_dltensor(&dl.0, owner) }.py_err()?,
             ),
         };
-        Ok(self.made.get_or_init(|| view))
+        Ok(self.made.get_or_init(|| Box::new(view)))
     }
 
     /// The view if it was made.
     pub(crate) fn made_view(&self) -> Option<&DynView<'static>> {
-        self.made.get()
+        self.made.get().map(|b| &**b)
     }
 
     pub(crate) fn is_read_only(&self) -> bool {
