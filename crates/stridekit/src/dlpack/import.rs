@@ -261,10 +261,9 @@ pub struct TensorFacts {
 }
 
 impl TensorFacts {
-    /// The device ordinal a view of the tensor reports
-    /// ([`StridedMemoryView::device_id`](crate::StridedMemoryView::device_id)).
+    /// The device ordinal a view of the tensor reports (`StridedMemoryView::device_id`).
     pub fn device_id(&self) -> i32 {
-        crate::view::device_id_of(self.device, self.kind)
+        self.kind.device_id(self.device)
     }
 
     /// Whether kernels can reach the memory.

@@ -47,6 +47,18 @@ impl MemoryKind {
     pub fn is_device_accessible(self) -> bool {
         !matches!(self, MemoryKind::Host)
     }
+
+    /// The device ordinal a view of memory of this kind on `device` reports: -1 for
+    /// memory that belongs to no device (pageable host memory, and pinned memory whose
+    /// device the driver did not report).
+    pub(crate) fn device_id(self, device: Option<usize>) -> i32 {
+        match (device, self) {
+            (Some(d), MemoryKind::Device | MemoryKind::Managed | MemoryKind::PinnedHost) => {
+                d as i32
+            }
+            _ => -1,
+        }
+    }
 }
 
 /// Something that hands out [`Buffer`]s; each buffer is released through the resource

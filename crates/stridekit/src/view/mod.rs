@@ -82,15 +82,6 @@ pub mod access {
 
 use access::{Access, ReadOnly, ReadWrite};
 
-/// The device ordinal a view of memory of this kind and device reports, -1 for memory
-/// that belongs to no device.
-pub(crate) fn device_id_of(device: Option<usize>, kind: MemoryKind) -> i32 {
-    match (device, kind) {
-        (Some(d), MemoryKind::Device | MemoryKind::Managed | MemoryKind::PinnedHost) => d as i32,
-        _ => -1,
-    }
-}
-
 /// A strided view of memory: an address range, a [`StridedLayout`] and an optional
 /// [`DType`], read-only ([`StridedMemoryView`]) or writable ([`StridedMemoryViewMut`]).
 /// Use the two aliases; the methods shared by both are documented here.
@@ -183,7 +174,7 @@ impl<'a, A: Access> StridedMemoryViewBase<'a, A> {
     /// The device ordinal, or -1 for memory that belongs to no device (pageable host
     /// memory, and pinned memory whose device the driver did not report).
     pub fn device_id(&self) -> i32 {
-        device_id_of(self.device, self.kind)
+        self.kind.device_id(self.device)
     }
 
     /// The device ordinal of device, managed or pinned memory, when known.
