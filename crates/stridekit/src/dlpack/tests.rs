@@ -1,6 +1,6 @@
 //! CPU tests of the DLPack exchange (host memory; no GPU needed).
 
-use crate::dlpack::{dtype_from_dlpack, DlpackTensor};
+use crate::dlpack::{check_dltensor, dtype_from_dlpack, DlpackTensor};
 use crate::{
     DType, Error, MemoryKind, Order, StridedLayout, StridedMemoryView, StridedMemoryViewMut,
 };
@@ -518,4 +518,98 @@ fn ndarray_in_transposed_copy_ndarray_out() {
     assert_eq!(view.shape(), &[5, 7]);
     assert_eq!(view.strides(), &[1, 5]);
     assert_eq!(view, a.into_dyn());
+}
+
+#[test]
+fn checked_facts_are_what_the_view_reports_and_refusals_are_the_same() {
+    // A tensor checked without building its layout (`check_dltensor`, what the Python
+    // views do before their view is made) describes what the view made of it reports.
+    let mut cases = vec![spec(&[3, 4], DType::F32), spec(&[0, 5], DType::U8)];
+    let mut flipped = spec(&[4, 3], DType::I16);
+    flipped.bytes = 32;
+    flipped.strides = Some(vec![1, -4]);
+    flipped.byte_offset = 18;
+    cases.push(flipped);
+    let mut gapped = spec(&[2, 3, 2], DType::F64);
+    gapped.bytes = 8 * 40;
+    gapped.strides = Some(vec![20, -6, 2]);
+    gapped.byte_offset = 8 * 12;
+    cases.push(gapped);
+    cases.push(spec(&[], DType::F16));
+    for s in &cases {
+        let n = Arc::new(AtomicUsize::new(0));
+        let t = s.versioned(&n).unwrap();
+        let f = check_dltensor("test", t.tensor()).unwrap();
+        // SAFETY: nobody writes the producer's bytes.
+        let v = unsafe { StridedMemoryView::from_dlpack(t) }.unwrap();
+        let l = v.layout();
+        let first = v
+            .ptr()
+            .wrapping_add_signed(l.slice_offset() * l.itemsize() as i64);
+        assert_eq!(
+            (f.dtype, f.itemsize, f.volume, f.kind, f.device_id()),
+            (v.dtype(), l.itemsize(), l.volume(), v.kind(), v.device_id()),
+            "{:?}",
+            s.shape
+        );
+        if l.volume() > 0 {
+            assert_eq!(
+                (f.first, f.base, f.size),
+                (first, v.ptr(), v.size()),
+                "{:?}",
+                s.shape
+            );
+        }
+    }
+    let base = spec(&[2, 3], DType::F32);
+    let refused = [
+        {
+            let mut s = base.clone();
+            s.null_data = true;
+            s
+        },
+        {
+            let mut s = base.clone();
+            s.ndim = Some(65);
+            s
+        },
+        {
+            let mut s = base.clone();
+            s.shape = vec![2, -3];
+            s
+        },
+        {
+            let mut s = base.clone();
+            s.strides = Some(vec![i64::MAX, 1]);
+            s
+        },
+        {
+            let mut s = base.clone();
+            s.byte_offset = u64::MAX - 2;
+            s
+        },
+        {
+            let mut s = base.clone();
+            s.device.device_type = DLDeviceType::ROCM;
+            s
+        },
+    ];
+    for s in refused {
+        let n = Arc::new(AtomicUsize::new(0));
+        let t = s.versioned(&n).unwrap();
+        let checked = check_dltensor("test", t.tensor())
+            .map(|_| ())
+            .map_err(|e| e.to_string());
+        // SAFETY: as above.
+        let made = unsafe { StridedMemoryView::from_dlpack(t) }
+            .map(|_| ())
+            .map_err(|e| e.to_string());
+        let (c, m) = (checked.unwrap_err(), made.unwrap_err());
+        // The same rule refuses both (the operation named differs).
+        assert_eq!(
+            c.split_once(": ").map(|p| p.1),
+            m.split_once(": ").map(|p| p.1),
+            "{c} / {m}"
+        );
+    }
 }
