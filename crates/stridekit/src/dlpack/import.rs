@@ -232,8 +232,8 @@ fn locate(
 }
 
 /// What a `DLTensor` describes, checked as importing it as a view checks it, short of
-/// building its layout ([`describe_memory`] builds that from these): dtype, first-element
-/// address, the bytes its elements reach, and the memory's kind and device.
+/// building its layout (an import builds that from these): dtype, first-element address,
+/// the bytes its elements reach, and the memory's kind and device.
 #[derive(Debug, Clone, Copy)]
 pub struct TensorFacts {
     /// The dtype (`None`: a whole-byte type stridekit has no [`DType`](crate::DType) for).
@@ -272,8 +272,10 @@ impl TensorFacts {
     }
 }
 
-/// Checks `dl` as [`describe_memory`] does (every field, the span its elements reach, the
-/// memory's kind and device) without building its layout. Errors name `op`.
+/// Checks `dl` as importing it as a view does
+/// ([`StridedMemoryView::from_dlpack`](crate::StridedMemoryView::from_dlpack): every field,
+/// the span its elements reach, the memory's kind and device) without building its layout,
+/// for fronts that make the view only when it is first used. Errors name `op`.
 pub fn check_dltensor(op: &'static str, dl: &DLTensor) -> Result<TensorFacts> {
     if dl.ndim < 0 || dl.ndim as usize > MAX_NDIM {
         return Err(invalid(
