@@ -1,9 +1,13 @@
 #!/usr/bin/env python3
-"""What a DLPack exchange costs on each side, host time per call (µs, median of 31
-batches of 2000): the producer's calls alone (CuPy's and PyTorch's ``__dlpack_device__``
-and ``__dlpack__``, legacy and versioned capsules) against whole views from stridekit and
-cuda.core, to see how much of a view is the producer's. Run on the GPU machine."""
-import time
+"""What a DLPack exchange costs on each side, host time per call (µs): the producer's
+calls alone (PyTorch's and CuPy's ``__dlpack_device__``, ``__dlpack__`` with and without
+``max_version``, ``__cuda_array_interface__``) beside whole views from stridekit and
+cuda.core (``from_dlpack``, the constructor / ``from_any_interface``,
+``from_cuda_array_interface``), to see how much of a view is the producer's and how much
+each consumer's. Medians of 15 batches of 2000 calls, the rows' batches interleaved
+(`py_view_bench.medians`). Run on the GPU machine from the repository root with the
+wheel installed: ``python3 bench/py_dlpack_cost.py``."""
+import sys
 
 import cupy as cp
 import torch
@@ -12,31 +16,25 @@ import stridekit
 from cuda.core import Device
 from cuda.core.utils import StridedMemoryView as CoreView
 
+sys.path.insert(0, "bench")
+from py_view_bench import medians  # noqa: E402
 
-def med(f, n=2000, batches=31):
-    for _ in range(n):
-        f()
-    r = []
-    for _ in range(batches):
-        t = time.perf_counter()
-        for _ in range(n):
-            f()
-        r.append((time.perf_counter() - t) / n * 1e6)
-    return sorted(r)[batches // 2]
-
-
-Device(0).set_current()
-c = cp.zeros((1024, 1024), cp.float32)
-t = torch.zeros((1024, 1024), device="cuda")
-rows = [
-    ("CuPy __dlpack_device__()", lambda: c.__dlpack_device__()),
-    ("CuPy __dlpack__(stream=-1)", lambda: c.__dlpack__(stream=-1)),
-    ("CuPy __dlpack__(stream=-1, max_version=(1, 3))", lambda: c.__dlpack__(stream=-1, max_version=(1, 3))),
-    ("stridekit StridedMemoryView(cupy, -1)", lambda: stridekit.StridedMemoryView(c, -1)),
-    ("cuda.core from_dlpack(cupy, -1)", lambda: CoreView.from_dlpack(c, stream_ptr=-1)),
-    ("PyTorch __dlpack__(stream=-1, max_version=(1, 3))", lambda: t.__dlpack__(stream=-1, max_version=(1, 3))),
-    ("stridekit StridedMemoryView(torch, -1)", lambda: stridekit.StridedMemoryView(t, -1)),
-    ("cuda.core from_dlpack(torch, -1)", lambda: CoreView.from_dlpack(t, stream_ptr=-1)),
-]
-for name, f in rows:
-    print(f"{name:55s} {med(f):7.3f} µs")
+Device().set_current()
+SkView = stridekit.StridedMemoryView
+for label, x in [("torch", torch.empty((64, 64), device="cuda")), ("cupy", cp.empty((64, 64), dtype=cp.float32))]:
+    fs = {
+        "__dlpack_device__": lambda: x.__dlpack_device__(),
+        "__dlpack__(stream=-1, max_version=(1,3))": lambda: x.__dlpack__(stream=-1, max_version=(1, 3)),
+        "__dlpack__(stream=-1)": lambda: x.__dlpack__(stream=-1),
+        "__dlpack__()": lambda: x.__dlpack__(),
+        "sk from_dlpack": lambda: SkView.from_dlpack(x, -1),
+        "sk ctor": lambda: SkView(x, -1),
+        "core from_dlpack": lambda: CoreView.from_dlpack(x, stream_ptr=-1),
+        "core from_any": lambda: CoreView.from_any_interface(x, stream_ptr=-1),
+        "sk from_cai": lambda: SkView.from_cuda_array_interface(x, -1),
+        "core from_cai": lambda: CoreView.from_cuda_array_interface(x, stream_ptr=-1),
+        "x.__cuda_array_interface__": lambda: x.__cuda_array_interface__,
+    }
+    m = medians(list(fs.values()), n=2000, batches=15)
+    for k, v in zip(fs, m):
+        print(f"{label:6s} {k:45s} {v:.3f} µs")

@@ -2,8 +2,8 @@
 
 use crate::dtype::dtype_from_dlpack;
 use crate::error::{invalid, Error, Result};
-use crate::memory::span_base;
 use crate::memory::MemoryKind;
+use crate::memory::{check_element_alignment, span_base};
 use crate::pointer::{pointer_info, PointerKind};
 use dlpark::ffi::{DLDevice, DLDeviceType, DLManagedTensor, DLManagedTensorVersioned, DLTensor};
 use dlpark::{AllocationDeleter, DlpackFlags, ManagedTensorBase};
@@ -339,6 +339,7 @@ pub fn check_dltensor(op: &'static str, dl: &DLTensor) -> Result<TensorFacts> {
     // With `empty`, `locate` checks only the declaration itself (a known device type, a
     // device id >= 0) and asks the driver nothing.
     let (kind, device) = locate(op, dl.device, base, empty || deferred)?;
+    check_element_alignment(op, base, volume, kind, itemsize)?;
     Ok(TensorFacts {
         dtype,
         itemsize,

@@ -593,6 +593,14 @@ fn checked_facts_are_what_the_view_reports_and_refusals_are_the_same() {
             s.device.device_type = DLDeviceType::ROCM;
             s
         },
+        // Pinned memory (declared, checked at first use) a byte past f32 alignment.
+        {
+            let mut s = base.clone();
+            s.device.device_type = DLDeviceType::CUDAHOST;
+            s.bytes += 4;
+            s.byte_offset = 1;
+            s
+        },
     ];
     for s in refused {
         let n = Arc::new(AtomicUsize::new(0));

@@ -18,7 +18,7 @@ pub(crate) use host::try_zeroed;
 pub use host::HostMemoryResource;
 pub(crate) use pending::{finish, PendingWork, Usage, Use};
 pub use pinned::PinnedMemoryResource;
-pub(crate) use region::{span_at, span_base, validate_layout, Region};
+pub(crate) use region::{check_element_alignment, span_at, span_base, validate_layout, Region};
 
 use crate::error::Result;
 use cudarc::driver::CudaStream;

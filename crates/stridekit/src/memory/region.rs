@@ -187,6 +187,28 @@ impl<'a> Region<'a> {
 /// element lies inside, and, for memory kernels read, every element is aligned to its
 /// size (up to 16 bytes): a misaligned element would fault in the copy kernels and end
 /// the context, so it is an error here.
+/// Kernels read elements whole: in memory they reach (all but pageable host memory), the
+/// lowest element of a non-empty layout must sit at a multiple of the element alignment.
+pub(crate) fn check_element_alignment(
+    op: &'static str,
+    ptr: u64,
+    volume: usize,
+    kind: MemoryKind,
+    itemsize: usize,
+) -> Result<()> {
+    let align = element_alignment(itemsize);
+    if kind != MemoryKind::Host && volume > 0 && !ptr.is_multiple_of(align) {
+        return Err(invalid(
+            op,
+            format!(
+                "the memory starts at {ptr:#x}, {} bytes past a multiple of {align}; elements of {itemsize} bytes in {kind:?} memory are read by kernels whole, so their addresses must be multiples of {align} (a DLPack byte_offset or a pointer that is not, say)",
+                ptr % align,
+            ),
+        ));
+    }
+    Ok(())
+}
+
 pub(crate) fn validate_layout(
     op: &'static str,
     ptr: u64,
@@ -195,17 +217,7 @@ pub(crate) fn validate_layout(
     layout: &StridedLayout,
     dtype: Option<DType>,
 ) -> Result<()> {
-    let align = element_alignment(layout.itemsize());
-    if kind != MemoryKind::Host && layout.volume() > 0 && !ptr.is_multiple_of(align) {
-        return Err(invalid(
-            op,
-            format!(
-                "the memory starts at {ptr:#x}, {} bytes past a multiple of {align}; elements of {} bytes in {kind:?} memory are read by kernels whole, so their addresses must be multiples of {align} (a DLPack byte_offset or a pointer that is not, say)",
-                ptr % align,
-                layout.itemsize()
-            ),
-        ));
-    }
+    check_element_alignment(op, ptr, layout.volume(), kind, layout.itemsize())?;
     if ptr.checked_add(size as u64).is_none() || (ptr == 0 && size > 0) {
         return Err(invalid(
             op,
