@@ -52,6 +52,21 @@ pub struct StridedLayout {
     max_offset: i64,
 }
 
+/// What [`StridedLayout::with_offset`] checks of its arguments before the layout's own
+/// checks: extents (none negative, a valid rank) and one stride an axis.
+fn check_new_parts(shape: &[i64], strides: &[i64]) -> Result<()> {
+    check_extents(Op::New, shape)?;
+    if strides.len() != shape.len() {
+        return Err(LayoutError::LengthMismatch {
+            op: Op::New,
+            what: "strides",
+            expected: shape.len(),
+            got: strides.len(),
+        });
+    }
+    Ok(())
+}
+
 /// The checks every layout passes (`from_parts`): the itemsize, the volume, and that every
 /// byte offset (and one past the last) fits in i64. Returns the volume and the lowest and
 /// highest element offsets (`(0, 0, -1)` when empty).
@@ -133,15 +148,7 @@ impl StridedLayout {
         itemsize: usize,
         slice_offset: i64,
     ) -> Result<Self> {
-        check_extents(Op::New, shape)?;
-        if strides.len() != shape.len() {
-            return Err(LayoutError::LengthMismatch {
-                op: Op::New,
-                what: "strides",
-                expected: shape.len(),
-                got: strides.len(),
-            });
-        }
+        check_new_parts(shape, strides)?;
         Self::from_parts(
             Op::New,
             Dims::from_slice(shape),
@@ -264,15 +271,7 @@ impl StridedLayout {
         itemsize: usize,
         slice_offset: i64,
     ) -> Result<(usize, i64, i64)> {
-        check_extents(Op::New, shape)?;
-        if strides.len() != shape.len() {
-            return Err(LayoutError::LengthMismatch {
-                op: Op::New,
-                what: "strides",
-                expected: shape.len(),
-                got: strides.len(),
-            });
-        }
+        check_new_parts(shape, strides)?;
         // The volume is a product of non-negative extents.
         range(Op::New, shape, strides, itemsize, slice_offset)
             .map(|(v, lo, hi)| (v as usize, lo, hi))
