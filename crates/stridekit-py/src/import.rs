@@ -184,21 +184,23 @@ fn type_facts(obj: &Bound<'_, PyAny>) -> TypeFacts {
             .find(|(t, _, _)| t.as_ptr() == ty.as_ptr())
             .map(|&(_, a, d)| (a, d))
     });
-    let (addr, dlpack) = match hit {
-        Some(found) => found,
+    // `cached`: the type is held in `KNOWN`, so this thread may remember it by address.
+    let (addr, dlpack, cached) = match hit {
+        Some((a, d)) => (a, d, true),
         None => {
             let a = lookup_exchange_api(&ty).map_or(0, |api| api as *const _ as usize);
             let d = ty.hasattr(pyo3::intern!(py, "__dlpack__")).unwrap_or(false);
-            if let Ok(mut k) = known.lock() {
-                if k.len() < MAX_TYPES {
+            let pushed = known.lock().is_ok_and(|mut k| {
+                let room = k.len() < MAX_TYPES;
+                if room {
                     k.push((ty.unbind(), a, d));
-                    LAST.with(|l| l.set((ty_ptr, a, d)));
                 }
-            }
-            (a, d)
+                room
+            });
+            (a, d, pushed)
         }
     };
-    if hit.is_some() {
+    if cached {
         LAST.with(|l| l.set((ty_ptr, addr, dlpack)));
     }
     TypeFacts {

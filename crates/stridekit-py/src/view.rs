@@ -54,21 +54,22 @@ impl PyView {
     /// the GPU work recorded on the memory, as `__dlpack__(stream=...)` orders it.
     fn of_view(other: &Bound<'_, PyView>, stream_ptr: Option<i64>) -> PyResult<Self> {
         let o = other.get();
+        let parent = o.rust_view()?;
         if stream_ptr != Some(-1) {
             let consumer = stream::exchange_of(stream_ptr)?;
-            let may_write = matches!(o.rust_view()?, DynView::Writable(_));
+            let may_write = matches!(parent, DynView::Writable(_));
             // SAFETY: a stream handle given to a view constructor is the caller's live
             // stream (trusted as every CUDA binding for Python trusts it).
-            unsafe { o.rust_view()?.as_view().order_consumer(consumer, may_write) }.py_err()?;
+            unsafe { parent.as_view().order_consumer(consumer, may_write) }.py_err()?;
         }
-        let r = o.read()?;
+        let r = parent.as_view();
         let l = r.layout();
         let first = r
             .ptr()
             .wrapping_add_signed(l.slice_offset() * l.itemsize() as i64);
         let at_zero = StridedLayout::new(l.shape(), l.strides(), l.itemsize()).py_err()?;
         let owner = other.clone().into_any().unbind();
-        let view = match &o.rust_view()? {
+        let view = match parent {
             DynView::ReadOnly(v) => DynView::ReadOnly(v.clone()),
             // SAFETY: `owner` keeps the parent (and so the memory) alive; the span is the
             // parent's own; Python has no aliasing rules (as in cuda.core).

@@ -123,10 +123,10 @@ impl ViewCell {
 
     /// The dtype, without making the view.
     pub(crate) fn dtype(&self) -> Option<DType> {
-        match (&self.deferred, self.made.get()) {
-            (_, Some(v)) => v.dtype(),
-            (Some((f, _)), None) => f.dtype,
-            (None, None) => None,
+        match self.made.get() {
+            Some(v) => v.dtype(),
+            // Not made: a deferred tensor, whose checked description has it.
+            None => self.deferred.as_ref().and_then(|(f, _)| f.dtype),
         }
     }
 

@@ -58,6 +58,20 @@ impl Drop for PyView {
     }
 }
 
+/// What a made view reports: its first element's address, its volume, its device id and
+/// whether kernels can reach it.
+fn reported(view: &DynView<'static>) -> (u64, usize, i32, bool) {
+    let l = view.layout();
+    let first = view
+        .ptr()
+        .wrapping_add_signed(l.slice_offset() * l.itemsize() as i64);
+    let (device_id, device_accessible) = match view {
+        DynView::ReadOnly(v) => (v.device_id(), v.is_device_accessible()),
+        DynView::Writable(v) => (v.device_id(), v.is_device_accessible()),
+    };
+    (first, l.volume(), device_id, device_accessible)
+}
+
 /// The attributes as Python objects, made on first use (a view never changes).
 pub(crate) struct Attributes {
     pub(crate) ptr: Py<PyAny>,
@@ -68,39 +82,18 @@ pub(crate) struct Attributes {
 
 impl PyView {
     pub(crate) fn of(view: DynView<'static>, exporting_obj: Py<PyAny>) -> Self {
-        let l = view.layout();
-        let first = view
-            .ptr()
-            .wrapping_add_signed(l.slice_offset() * l.itemsize() as i64);
-        let volume = l.volume();
-        let (device_id, device_accessible) = match &view {
-            DynView::ReadOnly(v) => (v.device_id(), v.is_device_accessible()),
-            DynView::Writable(v) => (v.device_id(), v.is_device_accessible()),
-        };
-        Self::with(
-            ViewCell::made(view),
-            exporting_obj,
-            (first, volume, device_id, device_accessible),
-        )
+        let facts = reported(&view);
+        Self::with(ViewCell::made(view), exporting_obj, facts)
     }
 
     /// A view of a cell not made yet (a DLPack tensor checked, made on first use): what
-    /// its attributes report comes from the tensor's checked description.
+    /// its attributes report comes from the tensor's checked description. A cell made
+    /// already reports its view's.
     pub(crate) fn deferred(cell: ViewCell, exporting_obj: Py<PyAny>) -> PyResult<Self> {
-        let Some(f) = cell.facts().copied() else {
-            let v = cell.get()?;
-            let l = v.layout();
-            let first = v
-                .ptr()
-                .wrapping_add_signed(l.slice_offset() * l.itemsize() as i64);
-            let (id, acc) = match v {
-                DynView::ReadOnly(v) => (v.device_id(), v.is_device_accessible()),
-                DynView::Writable(v) => (v.device_id(), v.is_device_accessible()),
-            };
-            let volume = l.volume();
-            return Ok(Self::with(cell, exporting_obj, (first, volume, id, acc)));
+        let facts = match cell.facts() {
+            Some(f) => (f.first, f.volume, f.device_id(), f.is_device_accessible()),
+            None => reported(cell.get()?),
         };
-        let facts = (f.first, f.volume, f.device_id(), f.is_device_accessible());
         Ok(Self::with(cell, exporting_obj, facts))
     }
 
