@@ -60,10 +60,14 @@ def rows_for(label, x, stream_ptr):
     cattrs = lambda: (c.ptr, c.shape, c.strides, c.dtype)  # noqa: E731
     tm = lambda: v.as_tensor_map((64, 32), swizzle=stridekit.TensorMapSwizzle.SWIZZLE_128B)  # noqa: E731
     ctm = lambda: c.as_tensor_map((64, 32), swizzle=CoreSwizzle.SWIZZLE_128B)  # noqa: E731
-    a, b, c1, d, e, f, g, h = medians([sk, core, sk_dl, core_dl, attrs, cattrs, tm, ctm])
+    # A view made to hand its address on: the first read of an attribute included.
+    sk_ptr = lambda: SkView.from_dlpack(x, stream_ptr).ptr  # noqa: E731
+    core_ptr = lambda: CoreView.from_dlpack(x, stream_ptr=stream_ptr).ptr  # noqa: E731
+    a, b, c1, d, e, f, g, h, i, j = medians([sk, core, sk_dl, core_dl, attrs, cattrs, tm, ctm, sk_ptr, core_ptr])
     return [
         (f"{label}: view (constructor / from_any_interface)", a, b),
         (f"{label}: view (from_dlpack)", c1, d),
+        (f"{label}: view (from_dlpack), then its ptr", i, j),
         (f"{label}: ptr, shape, strides, dtype", e, f),
         (f"{label}: as_tensor_map (64, 32), 128B swizzle", g, h),
     ]

@@ -7,7 +7,7 @@ use crate::import::{self, Protocol, LEGACY, VERSIONED};
 use crate::layout::PyLayout;
 use crate::memory::{PyBuffer, PyMemoryResource};
 use crate::stream;
-use crate::view_object::{Attributes, PyView};
+use crate::view_object::{read_once, PyView};
 use pyo3::exceptions::{PyAttributeError, PyBufferError, PyTypeError, PyValueError};
 use pyo3::ffi;
 use pyo3::prelude::*;
@@ -86,21 +86,31 @@ impl PyView {
         Ok(v)
     }
 
-    fn cached(&self, py: Python<'_>) -> PyResult<&Attributes> {
-        if let Some(c) = self.cache.get() {
-            return Ok(c);
-        }
-        let (shape, strides, _) = self.cell.shape_strides()?;
-        let made = Attributes {
-            ptr: self.first.into_pyobject(py)?.into_any().unbind(),
-            shape: PyTuple::new(py, shape)?.unbind(),
-            strides: PyTuple::new(py, strides)?.unbind(),
-            dtype: match (&self.opaque_dtype, self.cell.dtype()) {
-                (Some(o), None) => o.clone_ref(py),
-                (_, d) => dtype::to_numpy(py, d)?,
-            },
-        };
-        Ok(self.cache.get_or_init(|| made))
+    fn ptr_object(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
+        read_once(py, &self.cache.ptr, || {
+            Ok(self.first.into_pyobject(py)?.into_any().unbind())
+        })
+    }
+
+    fn shape_tuple(&self, py: Python<'_>) -> PyResult<Py<PyTuple>> {
+        read_once(py, &self.cache.shape, || {
+            Ok(PyTuple::new(py, self.cell.shape_strides()?.0)?.unbind())
+        })
+    }
+
+    fn strides_tuple(&self, py: Python<'_>) -> PyResult<Py<PyTuple>> {
+        read_once(py, &self.cache.strides, || {
+            Ok(PyTuple::new(py, self.cell.shape_strides()?.1)?.unbind())
+        })
+    }
+
+    fn dtype_object(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
+        read_once(py, &self.cache.dtype, || {
+            match (&self.opaque_dtype, self.cell.dtype()) {
+                (Some(o), None) => Ok(o.clone_ref(py)),
+                (_, d) => dtype::to_numpy(py, d),
+            }
+        })
     }
 
     fn read(&self) -> PyResult<StridedMemoryView<'_>> {
@@ -115,8 +125,8 @@ impl PyView {
         let isz = l.itemsize();
         let d = PyDict::new(py);
         d.set_item("version", 3)?;
-        d.set_item("shape", self.cached(py)?.shape.clone_ref(py))?;
-        let dt = self.cached(py)?.dtype.bind(py).clone();
+        d.set_item("shape", self.shape_tuple(py)?)?;
+        let dt = self.dtype_object(py)?.into_bound(py);
         if dt.is_none() {
             let ts = format!("|V{isz}");
             d.set_item("typestr", &ts)?;
@@ -415,11 +425,11 @@ impl PyView {
     /// Address of element (0, ..., 0).
     #[getter]
     fn ptr(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
-        Ok(self.cached(py)?.ptr.clone_ref(py))
+        self.ptr_object(py)
     }
     #[getter]
     fn shape(&self, py: Python<'_>) -> PyResult<Py<PyTuple>> {
-        Ok(self.cached(py)?.shape.clone_ref(py))
+        self.shape_tuple(py)
     }
     /// Strides in elements; None for a 0-d view, and (as in cuda.core) for a C-contiguous
     /// array its producer described without strides (`layout.strides` has the numbers).
@@ -428,7 +438,7 @@ impl PyView {
         if self.implicit_strides {
             return Ok(None);
         }
-        Ok(Some(self.cached(py)?.strides.clone_ref(py)))
+        Ok(Some(self.strides_tuple(py)?))
     }
     /// The number of elements.
     #[getter]
@@ -437,7 +447,7 @@ impl PyView {
     }
     #[getter]
     fn dtype(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
-        Ok(self.cached(py)?.dtype.clone_ref(py))
+        self.dtype_object(py)
     }
     /// The device ordinal, -1 for memory that belongs to no device.
     #[getter]

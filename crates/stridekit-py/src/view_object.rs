@@ -4,6 +4,7 @@
 use crate::view_cell::ViewCell;
 use pyo3::prelude::*;
 use pyo3::types::PyTuple;
+use std::sync::OnceLock;
 use stridekit::view::DynView;
 use stridekit::StridedMemoryView;
 
@@ -22,8 +23,8 @@ pub struct PyView {
     pub(crate) device_id: i32,
     pub(crate) device_accessible: bool,
     pub(crate) volume: usize,
-    /// ptr, shape, strides and dtype as Python objects, made on first use.
-    pub(crate) cache: std::sync::OnceLock<Attributes>,
+    /// ptr, shape, strides and dtype as Python objects, each made on its first read.
+    pub(crate) cache: Attributes,
     /// Held by a copy into this view: copies into one view from several threads run one
     /// at a time, while reads of its attributes go on.
     pub(crate) copy_lock: std::sync::Mutex<()>,
@@ -72,12 +73,27 @@ fn reported(view: &DynView<'static>) -> (u64, usize, i32, bool) {
     (first, l.volume(), device_id, device_accessible)
 }
 
-/// The attributes as Python objects, made on first use (a view never changes).
+/// The attributes as Python objects, each made on its first read (a view never changes):
+/// a view whose `ptr` alone is read never builds its shape tuple or dtype.
+#[derive(Default)]
 pub(crate) struct Attributes {
-    pub(crate) ptr: Py<PyAny>,
-    pub(crate) shape: Py<PyTuple>,
-    pub(crate) strides: Py<PyTuple>,
-    pub(crate) dtype: Py<PyAny>,
+    pub(crate) ptr: OnceLock<Py<PyAny>>,
+    pub(crate) shape: OnceLock<Py<PyTuple>>,
+    pub(crate) strides: OnceLock<Py<PyTuple>>,
+    pub(crate) dtype: OnceLock<Py<PyAny>>,
+}
+
+/// The object in `cell`, made by `make` on the first read.
+pub(crate) fn read_once<T>(
+    py: Python<'_>,
+    cell: &OnceLock<Py<T>>,
+    make: impl FnOnce() -> PyResult<Py<T>>,
+) -> PyResult<Py<T>> {
+    if let Some(v) = cell.get() {
+        return Ok(v.clone_ref(py));
+    }
+    let made = make()?;
+    Ok(cell.get_or_init(|| made).clone_ref(py))
 }
 
 impl PyView {
@@ -110,7 +126,7 @@ impl PyView {
             device_id,
             device_accessible,
             volume,
-            cache: std::sync::OnceLock::new(),
+            cache: Attributes::default(),
             copy_lock: std::sync::Mutex::new(()),
             opaque_dtype: None,
             layout_cache: std::sync::OnceLock::new(),

@@ -403,3 +403,27 @@ def test_views_report_the_same_before_and_after_their_rust_view_is_made() -> Non
         out = np.zeros_like(a)
         StridedMemoryView(out, stream_ptr=-1).copy_from(fresh)
         assert out.tobytes() == np.ascontiguousarray(a).tobytes()
+
+
+def test_each_attribute_read_first_alone_reports_what_all_read_together_do() -> None:
+    """Each of ptr, shape, strides and dtype is made on its own first read: read alone
+    first, in any order, it is what a view whose attributes were all read reports, and a
+    second read returns the same object."""
+    base = np.arange(5 * 7, dtype=np.float16).reshape(5, 7)
+    arrays: list[np.ndarray[Any, Any]] = [
+        base,
+        base[::-1, 1::3],
+        np.zeros(4, dtype=[("a", np.int32), ("b", np.int8)]),
+    ]
+    names = ["ptr", "shape", "strides", "dtype"]
+    for a in arrays:
+        reference = StridedMemoryView(a, stream_ptr=-1)
+        want = {n: getattr(reference, n) for n in names}
+        for first in names:
+            order = [first] + [n for n in names if n != first]
+            v = StridedMemoryView(a, stream_ptr=-1)
+            for n in order:
+                got = getattr(v, n)
+                assert got == want[n], (a.shape, a.strides, order, n)
+                if got is not None:
+                    assert getattr(v, n) is got, (order, n)
