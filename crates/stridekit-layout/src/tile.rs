@@ -85,8 +85,8 @@ impl TilePlan {
     /// The shared-memory slot of destination-order element `j` (in elements of
     /// `itemsize` bytes): 4 bytes of padding after every 128 (one element after every 32
     /// for elements of 4 bytes and more), so that reads walking the tile in source order
-    /// spread over the banks while the 4-16 bytes of a written word stay together and
-    /// 4-byte aligned.
+    /// spread over the banks while the 2-16 bytes of a written word stay together and
+    /// aligned.
     pub fn slot(j: usize, itemsize: usize) -> usize {
         let (pad, group) = if itemsize >= 4 {
             (1, 32)
@@ -271,7 +271,7 @@ fn grow(p: &CopyPlan, ext: &mut [i64]) {
 
 /// Elements per word for one side of a tile walked in `order` (tile axes, fastest
 /// first; extents `ext`, the side's strides `st`, grid steps `steps`), given the side's
-/// first-element offset and base address: the widest of 16, 8 or 4 bytes such that every
+/// first-element offset and base address: the widest of 16, 8, 4 or 2 bytes such that every
 /// word lies inside one contiguous run of the tile and stays aligned. The run is the
 /// leading axes of `order` that follow each other in memory (a 3-long axis and the one
 /// over it make one run of 3 x n elements), each walked upwards in memory (an axis of
@@ -307,7 +307,7 @@ fn word(
         .map(|&k| (ext[k] - 1) * st(k))
         .sum();
     let addr = ptr.wrapping_add_signed((offset + lowest) * itemsize as i64);
-    for bytes in [16usize, 8, 4] {
+    for bytes in [16usize, 8, 4, 2] {
         if bytes <= itemsize {
             break;
         }

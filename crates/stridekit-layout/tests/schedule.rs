@@ -524,3 +524,27 @@ fn one_channel_picked_out_of_aligned_pixels_takes_the_channel_kernel() {
             .is_none());
     }
 }
+
+/// Byte tiles whose runs keep 2-byte alignment but not 4-byte (planes an even but not a
+/// 4-multiple apart) read in 2-byte words, twice the bytes a load of single bytes moves;
+/// where a run starts on an odd address they stay single bytes. Each replayed exactly.
+#[test]
+fn byte_tiles_read_halfword_words_where_runs_keep_two_byte_alignment() {
+    // 57 planes of 4002 bytes (a row stride of 4002: even, 2 mod 4) into (4000, 57) records.
+    let planes = StridedLayout::new(&[57, 4000], &[4002, 1], 1)
+        .expect("planes")
+        .permuted(&[1, 0])
+        .expect("permute");
+    let records = c(&[4000, 57], 1);
+    let steps = check(&records, &planes, 0, 0).expect("exact");
+    let CopyStep::Tiled(t) = &steps[0] else {
+        panic!("{steps:?}")
+    };
+    assert_eq!(t.read_word, 2, "{t:?}");
+    // The same planes from an odd address: no word keeps its alignment.
+    let steps = check(&records, &planes, 0, 1).expect("exact");
+    let CopyStep::Tiled(t) = &steps[0] else {
+        panic!("{steps:?}")
+    };
+    assert_eq!(t.read_word, 1, "{t:?}");
+}

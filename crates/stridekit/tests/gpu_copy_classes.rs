@@ -942,3 +942,51 @@ fn elementwise_runs_are_exact_at_every_start_alignment() {
     }
     x.assert_all("elementwise runs");
 }
+
+/// `rows` bytes of each of `n` planes `stride` bytes apart, the first `off` bytes into a
+/// dense parent, as `(rows, n)`: records of `n` bytes read across the planes.
+fn byte_planes(off: i64, n: i64, rows: i64, stride: i64) -> StridedLayout {
+    at_offset(1, off, &[n, stride])
+        .sliced(s![.., 0..rows])
+        .unwrap()
+        .permuted(&[1, 0])
+        .unwrap()
+}
+
+/// Plane strides 2 mod 4 bytes: runs that keep 2-byte alignment only.
+const TWO_BYTE_PLANES: [(i64, i64, i64); 3] = [(57, 4000, 4002), (40, 1000, 1010), (33, 784, 786)];
+
+#[test]
+fn byte_tiles_over_planes_two_bytes_apart_move_two_byte_words() {
+    for (n, rows, stride) in TWO_BYTE_PLANES {
+        let planes = byte_planes(2, n, rows, stride);
+        let records = at_offset(1, 0, &[rows, n]);
+        for (src, dst, reads) in [(&planes, &records, true), (&records, &planes, false)] {
+            let steps = CopyPlan::new(dst, src).unwrap().schedule(1 << 20, 1 << 20);
+            let CopyStep::Tiled(t) = &steps[0] else {
+                panic!("{src} -> {dst}: {steps:?}")
+            };
+            let word = if reads { t.read_word } else { t.write_word };
+            assert_eq!(word, 2, "{src} -> {dst}: {t:?}");
+        }
+    }
+}
+
+#[test]
+#[ignore = "needs a CUDA device"]
+fn byte_tiles_in_two_byte_words_are_exact_at_every_start() {
+    let mut x = Exact::new();
+    for (n, rows, stride) in TWO_BYTE_PLANES {
+        // Every start of either side within a 4-byte word (odd starts: single bytes).
+        for s in 0..4 {
+            let d = (s * 3 + 1) % 4;
+            let planes = byte_planes(s, n, rows, stride);
+            x.check(&planes, &at_offset(1, d, &[rows, n]));
+            x.check(
+                &at_offset(1, s, &[rows, n]),
+                &byte_planes(d, n, rows, stride),
+            );
+        }
+    }
+    x.assert_all("byte tiles in 2-byte words");
+}
