@@ -197,7 +197,7 @@ fn side_target(itemsize: usize) -> i64 {
 
 /// Tile extents per plan axis (0: not a tile axis) for targets `td` (destination) and
 /// `ts` (source) elements.
-fn extents(p: &CopyPlan, td: i64, ts: i64) -> SmallVec<[i64; 8]> {
+fn extents(p: &CopyPlan, td: i64, ts: i64, q: i64) -> SmallVec<[i64; 8]> {
     let n = p.ndim();
     let mut ext: SmallVec<[i64; 8]> = SmallVec::from_elem(0, n);
     let mut prod = 1i64;
@@ -206,7 +206,7 @@ fn extents(p: &CopyPlan, td: i64, ts: i64) -> SmallVec<[i64; 8]> {
             break;
         }
         let need = (td + prod - 1) / prod;
-        ext[k] = fit(p.shape[k], need);
+        ext[k] = fit(p.shape[k], need, quantum(p, k, q));
         prod *= ext[k];
     }
     let mut order: SmallVec<[usize; 8]> = (0..n).filter(|&k| p.src_strides[k] != 0).collect();
@@ -217,22 +217,36 @@ fn extents(p: &CopyPlan, td: i64, ts: i64) -> SmallVec<[i64; 8]> {
             break;
         }
         let need = (ts + prod - 1) / prod;
-        ext[k] = ext[k].max(fit(p.shape[k], need));
+        ext[k] = ext[k].max(fit(p.shape[k], need, quantum(p, k, q)));
         prod *= ext[k];
     }
     ext
 }
 
-/// A tile extent of at least `need` along an axis of `n`: the whole axis when `need`
-/// reaches it, else the smallest divisor of `n` up to `2 * need` (no remainder slab, no
-/// extra launch), else `need`.
-fn fit(n: i64, need: i64) -> i64 {
+/// A tile extent of at least `need` along an axis of `n`, a multiple of `q` unless it is
+/// the whole axis: the whole axis when `need` reaches it, else the smallest such divisor
+/// of `n` up to `2 * need` (no remainder slab, no extra launch), else `need` rounded up to
+/// a multiple of `q`.
+fn fit(n: i64, need: i64, q: i64) -> i64 {
+    let need = (need + q - 1) / q * q;
     if need >= n {
         return n;
     }
     (need..=(2 * need).min(n))
+        .step_by(q as usize)
         .find(|d| n % d == 0)
         .unwrap_or(need)
+}
+
+/// The multiple tile extents along plan axis `k` keep to: `q` along an axis either side
+/// moves along contiguously (its extent is the run's length and the step between tiles,
+/// which decide whether words of `q` elements stay aligned), else 1.
+fn quantum(p: &CopyPlan, k: usize, q: i64) -> i64 {
+    if p.src_strides[k].abs() == 1 || p.dst_strides[k].abs() == 1 {
+        q
+    } else {
+        1
+    }
 }
 
 /// Elements a tile can hold with words of one element: within the shared-memory budget,
@@ -245,7 +259,7 @@ fn max_volume(itemsize: usize) -> i64 {
 /// Enlarges a small tile along the destination's fastest axes not yet whole, towards 2048
 /// elements (within [`max_volume`]): tiles of a few dozen elements leave most of a
 /// block's threads idle.
-fn grow(p: &CopyPlan, ext: &mut [i64]) {
+fn grow(p: &CopyPlan, ext: &mut [i64], q: i64) {
     let cap = max_volume(p.itemsize);
     let want = cap.min(2048);
     let mut vol: i64 = ext.iter().filter(|&&e| e > 0).product();
@@ -257,9 +271,10 @@ fn grow(p: &CopyPlan, ext: &mut [i64]) {
         if cur >= p.shape[k] {
             continue;
         }
-        let mut grown = fit(p.shape[k], cur * ((want + vol - 1) / vol));
+        let qk = quantum(p, k, q);
+        let mut grown = fit(p.shape[k], cur * ((want + vol - 1) / vol), qk);
         if vol / cur * grown > cap {
-            grown = cur * (cap / vol);
+            grown = cur * (cap / vol) / qk * qk;
         }
         if grown <= cur {
             continue;
@@ -328,20 +343,8 @@ fn word(
 pub(crate) fn tile(p: &CopyPlan, dst_ptr: u64, src_ptr: u64) -> Option<(TilePlan, Vec<CopyPlan>)> {
     let (mut td, mut ts) = (side_target(p.itemsize), side_target(p.itemsize));
     loop {
-        if let Some(found) = tile_with(p, dst_ptr, src_ptr, td, ts, false) {
-            // Whole tiles ending at the source's lowest address along its backward axes
-            // where that gives wider words.
-            let led = p
-                .src_strides
-                .iter()
-                .any(|&s| s < 0)
-                .then(|| tile_with(p, dst_ptr, src_ptr, td, ts, true))
-                .flatten();
-            let words = |t: &TilePlan| t.read_word + t.write_word;
-            return Some(match led {
-                Some(l) if words(&l.0) > words(&found.0) => l,
-                _ => found,
-            });
+        if let Some(found) = tile_with(p, dst_ptr, src_ptr, td, ts, false, 1) {
+            return Some(widest(p, dst_ptr, src_ptr, (td, ts), found));
         }
         if td <= 8 && ts <= 8 {
             return None;
@@ -354,6 +357,47 @@ pub(crate) fn tile(p: &CopyPlan, dst_ptr: u64, src_ptr: u64) -> Option<(TilePlan
     }
 }
 
+/// `found` or, where one has wider words, a variant of it: whole tiles ending at the
+/// source's lowest address along its backward axes (the remainder leads), and extents
+/// along the contiguous axes kept to multiples of a 16- or 4-byte word (a divisor that
+/// leaves no remainder may be odd, and an odd run's words never align; a remainder slab
+/// costs less than moving every element alone).
+fn widest(
+    p: &CopyPlan,
+    dst_ptr: u64,
+    src_ptr: u64,
+    (td, ts): (i64, i64),
+    found: (TilePlan, Vec<CopyPlan>),
+) -> (TilePlan, Vec<CopyPlan>) {
+    let words = |t: &TilePlan| t.read_word + t.write_word;
+    let most = 2 * (16 / p.itemsize).max(1);
+    let backward = p.src_strides.iter().any(|&s| s < 0);
+    let mut quanta: SmallVec<[i64; 2]> = SmallVec::new();
+    for bytes in [16, 4] {
+        let q = (bytes / p.itemsize) as i64;
+        if q > 1 && !quanta.contains(&q) {
+            quanta.push(q);
+        }
+    }
+    let mut best = found;
+    let tries =
+        std::iter::once((true, 1)).chain(quanta.iter().flat_map(|&q| [(false, q), (true, q)]));
+    for (lead, q) in tries {
+        if words(&best.0) >= most {
+            break;
+        }
+        if lead && !backward {
+            continue;
+        }
+        if let Some(v) = tile_with(p, dst_ptr, src_ptr, td, ts, lead, q) {
+            if words(&v.0) > words(&best.0) {
+                best = v;
+            }
+        }
+    }
+    best
+}
+
 fn tile_with(
     p: &CopyPlan,
     dst_ptr: u64,
@@ -361,6 +405,7 @@ fn tile_with(
     td: i64,
     ts: i64,
     lead: bool,
+    q: i64,
 ) -> Option<(TilePlan, Vec<CopyPlan>)> {
     let n = p.ndim();
     let lead_of = |ext: &[i64], k: usize| {
@@ -370,8 +415,8 @@ fn tile_with(
             0
         }
     };
-    let mut ext = extents(p, td, ts);
-    grow(p, &mut ext);
+    let mut ext = extents(p, td, ts, q);
+    grow(p, &mut ext, q);
     // Tile axes, fastest destination axis first.
     let tile_axes: SmallVec<[usize; 8]> = (0..n).rev().filter(|&k| ext[k] > 0).collect();
     let grid_axes: SmallVec<[usize; 8]> = (0..n).rev().filter(|&k| ext[k] < p.shape[k]).collect();

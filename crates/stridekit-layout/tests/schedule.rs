@@ -548,3 +548,21 @@ fn byte_tiles_read_halfword_words_where_runs_keep_two_byte_alignment() {
     };
     assert_eq!(t.read_word, 1, "{t:?}");
 }
+
+/// Where the divisor that leaves no remainder is odd (776 rows = 8 x 97), tiles keep to
+/// word multiples along the contiguous axis and leave a remainder slab, so that their
+/// words stay aligned; each replayed exactly, the slab included.
+#[test]
+fn tiles_keep_word_multiples_where_a_divisor_would_break_alignment() {
+    let planes = StridedLayout::new(&[33, 776], &[778, 1], 1)
+        .expect("planes")
+        .permuted(&[1, 0])
+        .expect("permute");
+    let records = c(&[776, 33], 1);
+    let steps = check(&records, &planes, 0, 0).expect("exact");
+    let CopyStep::Tiled(t) = &steps[0] else {
+        panic!("{steps:?}")
+    };
+    assert_eq!(t.read_word, 2, "{t:?}");
+    assert!(steps.len() > 1, "a remainder slab: {steps:?}");
+}

@@ -954,7 +954,7 @@ fn byte_planes(off: i64, n: i64, rows: i64, stride: i64) -> StridedLayout {
 }
 
 /// Plane strides 2 mod 4 bytes: runs that keep 2-byte alignment only.
-const TWO_BYTE_PLANES: [(i64, i64, i64); 3] = [(57, 4000, 4002), (40, 1000, 1010), (33, 784, 786)];
+const TWO_BYTE_PLANES: [(i64, i64, i64); 3] = [(57, 4000, 4002), (40, 1000, 1010), (33, 776, 778)];
 
 #[test]
 fn byte_tiles_over_planes_two_bytes_apart_move_two_byte_words() {
