@@ -389,6 +389,16 @@ fn widest(
         if lead && !backward {
             continue;
         }
+        // Extents along the contiguous axes that are word multiples already: the same tile.
+        let contiguous_multiples = best
+            .0
+            .extents
+            .iter()
+            .zip(best.0.src_strides.iter().zip(&best.0.dst_strides))
+            .all(|(e, (s, d))| (s.abs() != 1 && d.abs() != 1) || e % q == 0);
+        if q > 1 && contiguous_multiples {
+            continue;
+        }
         if let Some(v) = tile_with(p, dst_ptr, src_ptr, td, ts, lead, q) {
             if words(&v.0) > words(&best.0) {
                 best = v;
