@@ -85,8 +85,8 @@ impl TilePlan {
     /// The shared-memory slot of destination-order element `j` (in elements of
     /// `itemsize` bytes): 4 bytes of padding after every 128 (one element after every 32
     /// for elements of 4 bytes and more), so that reads walking the tile in source order
-    /// spread over the banks while the 2-16 bytes of a written word stay together and
-    /// aligned.
+    /// spread over the banks while the 4-16 bytes of a written word stay together and
+    /// 4-byte aligned.
     pub fn slot(j: usize, itemsize: usize) -> usize {
         let (pad, group) = if itemsize >= 4 {
             (1, 32)
@@ -286,7 +286,7 @@ fn grow(p: &CopyPlan, ext: &mut [i64], q: i64) {
 
 /// Elements per word for one side of a tile walked in `order` (tile axes, fastest
 /// first; extents `ext`, the side's strides `st`, grid steps `steps`), given the side's
-/// first-element offset and base address: the widest of 16, 8, 4 or 2 bytes such that every
+/// first-element offset and base address: the widest of 16, 8 or 4 bytes such that every
 /// word lies inside one contiguous run of the tile and stays aligned. The run is the
 /// leading axes of `order` that follow each other in memory (a 3-long axis and the one
 /// over it make one run of 3 x n elements), each walked upwards in memory (an axis of
@@ -322,7 +322,7 @@ fn word(
         .map(|&k| (ext[k] - 1) * st(k))
         .sum();
     let addr = ptr.wrapping_add_signed((offset + lowest) * itemsize as i64);
-    for bytes in [16usize, 8, 4, 2] {
+    for bytes in [16usize, 8, 4] {
         if bytes <= itemsize {
             break;
         }
@@ -360,8 +360,10 @@ pub(crate) fn tile(p: &CopyPlan, dst_ptr: u64, src_ptr: u64) -> Option<(TilePlan
 /// `found` or, where one has wider words, a variant of it: whole tiles ending at the
 /// source's lowest address along its backward axes (the remainder leads), and extents
 /// along the contiguous axes kept to multiples of a 16- or 4-byte word (a divisor that
-/// leaves no remainder may be odd, and an odd run's words never align; a remainder slab
-/// costs less than moving every element alone).
+/// leaves no remainder may be odd, and an odd run's words never align). A word-multiple
+/// variant costs remainder launches, so it is taken only where it at least doubles the
+/// bytes a read and a write move together (measured on the H100, BENCHMARKS.md: 4-byte
+/// words widened to 16 gained 1.3x; smaller widenings lost up to 6%).
 fn widest(
     p: &CopyPlan,
     dst_ptr: u64,
@@ -400,7 +402,12 @@ fn widest(
             continue;
         }
         if let Some(v) = tile_with(p, dst_ptr, src_ptr, td, ts, lead, q) {
-            if words(&v.0) > words(&best.0) {
+            let enough = if q > 1 {
+                words(&v.0) >= 2 * words(&best.0)
+            } else {
+                words(&v.0) > words(&best.0)
+            };
+            if enough {
                 best = v;
             }
         }

@@ -525,44 +525,28 @@ fn one_channel_picked_out_of_aligned_pixels_takes_the_channel_kernel() {
     }
 }
 
-/// Byte tiles whose runs keep 2-byte alignment but not 4-byte (planes an even but not a
-/// 4-multiple apart) read in 2-byte words, twice the bytes a load of single bytes moves;
-/// where a run starts on an odd address they stay single bytes. Each replayed exactly.
+/// Rows of 63 four-byte elements (a divisor of 63 leaves no remainder, but no 16-byte
+/// word stays aligned in an odd row): tiles of 32 rows' columns keep 16-byte words and
+/// leave a remainder slab; replayed exactly, the slab included.
 #[test]
-fn byte_tiles_read_halfword_words_where_runs_keep_two_byte_alignment() {
-    // 57 planes of 4002 bytes (a row stride of 4002: even, 2 mod 4) into (4000, 57) records.
-    let planes = StridedLayout::new(&[57, 4000], &[4002, 1], 1)
-        .expect("planes")
-        .permuted(&[1, 0])
-        .expect("permute");
-    let records = c(&[4000, 57], 1);
-    let steps = check(&records, &planes, 0, 0).expect("exact");
+fn tiles_keep_word_multiples_where_that_widens_their_words_fourfold() {
+    let (src, dst) = word_multiple_case(0, 0);
+    let steps = check(&dst, &src, 0, 0).expect("exact");
     let CopyStep::Tiled(t) = &steps[0] else {
         panic!("{steps:?}")
     };
-    assert_eq!(t.read_word, 2, "{t:?}");
-    // The same planes from an odd address: no word keeps its alignment.
-    let steps = check(&records, &planes, 0, 1).expect("exact");
-    let CopyStep::Tiled(t) = &steps[0] else {
-        panic!("{steps:?}")
-    };
-    assert_eq!(t.read_word, 1, "{t:?}");
+    assert_eq!(t.write_word * t.itemsize, 16, "{t:?}");
+    assert!(steps.len() > 1, "a remainder slab: {steps:?}");
+    // Starts off the 16-byte grid: 4-byte words, whatever the extents.
+    let (src, dst) = word_multiple_case(0, 1);
+    check(&dst, &src, 0, 0).expect("exact");
 }
 
-/// Where the divisor that leaves no remainder is odd (776 rows = 8 x 97), tiles keep to
-/// word multiples along the contiguous axis and leave a remainder slab, so that their
-/// words stay aligned; each replayed exactly, the slab included.
-#[test]
-fn tiles_keep_word_multiples_where_a_divisor_would_break_alignment() {
-    let planes = StridedLayout::new(&[33, 776], &[778, 1], 1)
-        .expect("planes")
-        .permuted(&[1, 0])
-        .expect("permute");
-    let records = c(&[776, 33], 1);
-    let steps = check(&records, &planes, 0, 0).expect("exact");
-    let CopyStep::Tiled(t) = &steps[0] else {
-        panic!("{steps:?}")
-    };
-    assert_eq!(t.read_word, 2, "{t:?}");
-    assert!(steps.len() > 1, "a remainder slab: {steps:?}");
+/// A (63, 200, 55) copy of f32: the source every second element of rows 112 apart, the
+/// destination rows of 63 elements 64 apart; `s` and `d` elements into their memory.
+fn word_multiple_case(s: i64, d: i64) -> (StridedLayout, StridedLayout) {
+    let shape = [63, 200, 55];
+    let src = StridedLayout::with_offset(&shape, &[112, 14560, 2], 4, s).expect("src");
+    let dst = StridedLayout::with_offset(&shape, &[1, 3520, 64], 4, d).expect("dst");
+    (src, dst)
 }

@@ -943,50 +943,36 @@ fn elementwise_runs_are_exact_at_every_start_alignment() {
     x.assert_all("elementwise runs");
 }
 
-/// `rows` bytes of each of `n` planes `stride` bytes apart, the first `off` bytes into a
-/// dense parent, as `(rows, n)`: records of `n` bytes read across the planes.
-fn byte_planes(off: i64, n: i64, rows: i64, stride: i64) -> StridedLayout {
-    at_offset(1, off, &[n, stride])
-        .sliced(s![.., 0..rows])
-        .unwrap()
-        .permuted(&[1, 0])
-        .unwrap()
+/// A (63, 200, 55) copy of f32 into rows of 63 elements 64 apart (no divisor of 63 keeps
+/// 16-byte words aligned), `s` and `d` elements into their memory.
+fn word_multiple_case(s: i64, d: i64) -> (StridedLayout, StridedLayout) {
+    let shape = [63, 200, 55];
+    let src = StridedLayout::with_offset(&shape, &[112, 14560, 2], 4, s).unwrap();
+    let dst = StridedLayout::with_offset(&shape, &[1, 3520, 64], 4, d).unwrap();
+    (src, dst)
 }
 
-/// Plane strides 2 mod 4 bytes: runs that keep 2-byte alignment only.
-const TWO_BYTE_PLANES: [(i64, i64, i64); 3] = [(57, 4000, 4002), (40, 1000, 1010), (33, 776, 778)];
-
 #[test]
-fn byte_tiles_over_planes_two_bytes_apart_move_two_byte_words() {
-    for (n, rows, stride) in TWO_BYTE_PLANES {
-        let planes = byte_planes(2, n, rows, stride);
-        let records = at_offset(1, 0, &[rows, n]);
-        for (src, dst, reads) in [(&planes, &records, true), (&records, &planes, false)] {
-            let steps = CopyPlan::new(dst, src).unwrap().schedule(1 << 20, 1 << 20);
-            let CopyStep::Tiled(t) = &steps[0] else {
-                panic!("{src} -> {dst}: {steps:?}")
-            };
-            let word = if reads { t.read_word } else { t.write_word };
-            assert_eq!(word, 2, "{src} -> {dst}: {t:?}");
-        }
-    }
+fn tiles_over_odd_rows_keep_word_multiples_on_the_16_byte_grid() {
+    let (src, dst) = word_multiple_case(0, 0);
+    let steps = CopyPlan::new(&dst, &src)
+        .unwrap()
+        .schedule(1 << 20, 1 << 20);
+    let CopyStep::Tiled(t) = &steps[0] else {
+        panic!("{steps:?}")
+    };
+    assert_eq!(t.write_word * t.itemsize, 16, "{t:?}");
+    assert!(steps.len() > 1, "{steps:?}");
 }
 
 #[test]
 #[ignore = "needs a CUDA device"]
-fn byte_tiles_in_two_byte_words_are_exact_at_every_start() {
+fn tiles_with_word_multiple_extents_and_their_remainders_are_exact() {
     let mut x = Exact::new();
-    for (n, rows, stride) in TWO_BYTE_PLANES {
-        // Every start of either side within a 4-byte word (odd starts: single bytes).
-        for s in 0..4 {
-            let d = (s * 3 + 1) % 4;
-            let planes = byte_planes(s, n, rows, stride);
-            x.check(&planes, &at_offset(1, d, &[rows, n]));
-            x.check(
-                &at_offset(1, s, &[rows, n]),
-                &byte_planes(d, n, rows, stride),
-            );
-        }
+    // On the 16-byte grid (16-byte words and a remainder slab) and off it, both sides.
+    for (s, d) in [(0, 0), (1, 0), (0, 1), (3, 2), (4, 4)] {
+        let (src, dst) = word_multiple_case(s, d);
+        x.check(&src, &dst);
     }
-    x.assert_all("byte tiles in 2-byte words");
+    x.assert_all("tiles with word-multiple extents");
 }
