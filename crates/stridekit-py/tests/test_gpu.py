@@ -456,6 +456,32 @@ def test_device_views_leave_through_the_cuda_array_interface_without_a_copy() ->
     assert not hasattr(v, "__array_interface__")
 
 
+def test_numba_takes_device_views_without_a_copy_and_as_kernel_arguments() -> None:
+    """`numba.cuda.as_cuda_array` of a view aliases the producer's memory (same address,
+    shape and byte strides, same bytes), and a view passed straight to a Numba kernel is
+    written in place: the elements it covers change, the others do not."""
+    nb_cuda: Any = pytest.importorskip("numba.cuda")
+    t = rand_torch((64, 48), torch.int32, 51)
+    for x in (t, t.t(), t[::3, 5:41:2], t[:, 7]):
+        v = StridedMemoryView(x, stream_ptr=-1)
+        a = nb_cuda.as_cuda_array(v)
+        assert a.device_ctypes_pointer.value == x.data_ptr()
+        assert a.shape == tuple(x.shape) and a.strides == tuple(s * 4 for s in x.stride())
+        assert a.copy_to_host().tobytes() == x.cpu().numpy().tobytes()
+
+    @nb_cuda.jit  # type: ignore[untyped-decorator]
+    def add_one(m: Any) -> None:
+        i, j = nb_cuda.grid(2)
+        if i < m.shape[0] and j < m.shape[1]:
+            m[i, j] += 1
+
+    want = t.cpu()
+    want[::2, 1::3] += 1  # int32 wraps alike on both sides
+    add_one[(4, 2), (16, 16)](StridedMemoryView(t[::2, 1::3], stream_ptr=-1))
+    nb_cuda.synchronize()
+    assert host_bytes(t) == host_bytes(want.cuda())
+
+
 def test_a_cuda_array_interface_consumer_sees_copies_queued_on_another_stream() -> None:
     """A stridekit copy into the view, queued behind a sleeping kernel on its own stream,
     is done before a consumer of the view's CUDA Array Interface reads (the interface's
