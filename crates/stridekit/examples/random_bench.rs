@@ -1,6 +1,7 @@
 //! Copies at the memory roofline? 200 random layouts (fixed seed), each 64-128 MiB of
 //! elements, device to device: `cargo run --release --example random_bench [N [FILE]]` on
-//! a GPU (`random_bench --cases 2,16,26 [FILE]`: those cases only). With FILE, every case (layouts, roofline bytes, time) is written there as JSON
+//! a GPU (`random_bench --cases 2,16,26 [FILE]`: those cases only; `RANDOM_SEED=0x1234
+//! random_bench ...`: another set of the same kind, for layouts nobody tuned for). With FILE, every case (layouts, roofline bytes, time) is written there as JSON
 //! lines, for `bench/random_compare.py` to time PyTorch on the same layouts.
 //!
 //! Each case is checked byte for byte (gaps of the destination included) against a host
@@ -81,6 +82,26 @@ fn steps(plan: &CopyPlan, dptr: u64, sptr: u64) -> String {
         .join("+")
 }
 
+/// The set's seed: `RANDOM_SEED` (decimal or `0x` hex) where set, else the published set's.
+fn seed() -> R<u64> {
+    match std::env::var("RANDOM_SEED") {
+        Err(_) => Ok(random_set::SEED),
+        Ok(v) => {
+            let t = v.trim();
+            let parsed = match t.strip_prefix("0x") {
+                Some(h) => u64::from_str_radix(h, 16),
+                None => t.parse(),
+            };
+            match parsed {
+                Ok(s) if s != 0 => Ok(s),
+                _ => Err(err(format!(
+                    "RANDOM_SEED={v:?}: a seed is a nonzero integer, decimal or 0x hex"
+                ))),
+            }
+        }
+    }
+}
+
 /// The comma-separated case numbers after `flag` when it is the first argument.
 fn case_list(flag: &str) -> Option<Vec<usize>> {
     let mut args = std::env::args().skip(1);
@@ -110,6 +131,13 @@ fn main() -> R<()> {
             .and_then(|a| a.parse().ok())
             .unwrap_or(200),
     };
+    let seed = seed()?;
+    if seed != random_set::SEED {
+        println!(
+            "random set of seed {seed:#x} (the published set: {:#x})",
+            random_set::SEED
+        );
+    }
     let dev = Device::open(0)?;
     let stream = dev.new_stream()?;
     let mr = DeviceMemoryResource::new(&dev)?;
@@ -119,7 +147,7 @@ fn main() -> R<()> {
         .load_function("fill")
         .map_err(err)?;
     if let Some(p) = &profile {
-        let mut rng = random_set::Rng(random_set::SEED);
+        let mut rng = random_set::Rng(seed);
         for case in 0..n_cases {
             let random_set::Case {
                 src: sl,
@@ -182,7 +210,7 @@ fn main() -> R<()> {
     }
     let out_file = std::env::args().nth(if only.is_some() { 3 } else { 2 });
     let mut lines = String::new();
-    let mut rng = random_set::Rng(random_set::SEED);
+    let mut rng = random_set::Rng(seed);
     let mut results: Vec<(f64, String)> = vec![];
     let mut wrong = 0;
     let mut sector_effs: Vec<f64> = vec![];
