@@ -220,16 +220,16 @@ fn elementwise_reads_gather(p: &CopyPlan, src_ptr: u64) -> bool {
         // The warp's distinct sector numbers (at most 64; under 2^59, so u64::MAX marks a
         // free slot), in an open-addressed table of 128.
         let mut seen = [u64::MAX; 128];
-        let mut count = |sector: u64| {
+        let mut first_sight = |sector: u64| {
             let mut slot = (sector.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 57) as usize;
             while seen[slot] != u64::MAX {
                 if seen[slot] == sector {
-                    return;
+                    return 0;
                 }
                 slot = (slot + 1) % seen.len();
             }
             seen[slot] = sector;
-            touched += 1;
+            1
         };
         // The warp's first element's index, then the next ones by stepping it (one
         // division per axis a warp, not per element).
@@ -244,8 +244,12 @@ fn elementwise_reads_gather(p: &CopyPlan, src_ptr: u64) -> bool {
         }
         for _ in 0..WARP {
             let at = base.wrapping_add((off as u64).wrapping_mul(bytes));
-            count(at >> 5);
-            count(at.wrapping_add(bytes - 1) >> 5);
+            touched += first_sight(at >> 5);
+            touched += first_sight(at.wrapping_add(bytes - 1) >> 5);
+            // The count only grows: past the budget, the answer is known.
+            if touched > budget {
+                return false;
+            }
             for k in (0..nd).rev() {
                 idx[k] += 1;
                 off += p.src_strides[k];
@@ -255,9 +259,6 @@ fn elementwise_reads_gather(p: &CopyPlan, src_ptr: u64) -> bool {
                 off -= p.src_strides[k] * p.shape[k];
                 idx[k] = 0;
             }
-        }
-        if touched > budget {
-            return false;
         }
     }
     true

@@ -232,10 +232,28 @@ fn fit(n: i64, need: i64, q: i64) -> i64 {
     if need >= n {
         return n;
     }
-    (need..=(2 * need).min(n))
-        .step_by(q as usize)
-        .find(|d| n % d == 0)
-        .unwrap_or(need)
+    let hi = (2 * need).min(n);
+    smallest_divisor(n, need, hi, q).unwrap_or(need)
+}
+
+/// The smallest divisor of `n` in `lo..=hi` that is a multiple of `q` (`lo` is one, and
+/// `1 <= lo <= hi <= n`), walking whichever is shorter: the candidates themselves, or
+/// their cofactors `n / d` (largest first), which an axis much longer than the tile
+/// makes few.
+fn smallest_divisor(n: i64, lo: i64, hi: i64, q: i64) -> Option<i64> {
+    if lo < 1 || q < 1 {
+        return None;
+    }
+    let (m_lo, m_hi) = ((n + hi - 1) / hi, n / lo);
+    if (hi - lo) / q <= m_hi - m_lo {
+        (lo..=hi).step_by(q as usize).find(|d| n % d == 0)
+    } else {
+        (m_lo..=m_hi)
+            .rev()
+            .filter(|m| n % m == 0)
+            .map(|m| n / m)
+            .find(|d| d % q == 0)
+    }
 }
 
 /// The multiple tile extents along plan axis `k` keep to: `q` along an axis either side
@@ -344,7 +362,9 @@ pub(crate) fn tile(p: &CopyPlan, dst_ptr: u64, src_ptr: u64) -> Option<(TilePlan
     let (mut td, mut ts) = (side_target(p.itemsize), side_target(p.itemsize));
     loop {
         if let Some(found) = tile_with(p, dst_ptr, src_ptr, td, ts, false, 1) {
-            return Some(widest(p, dst_ptr, src_ptr, (td, ts), found));
+            let best = widest(p, dst_ptr, src_ptr, (td, ts), found);
+            let rest = remainders(p, &best.ext, best.lead);
+            return Some((best.tile, rest));
         }
         if td <= 8 && ts <= 8 {
             return None;
@@ -364,13 +384,7 @@ pub(crate) fn tile(p: &CopyPlan, dst_ptr: u64, src_ptr: u64) -> Option<(TilePlan
 /// variant costs remainder launches, so it is taken only where it at least doubles the
 /// bytes a read and a write move together (measured on the H100, BENCHMARKS.md: 4-byte
 /// words widened to 16 gained 1.3x; smaller widenings lost up to 6%).
-fn widest(
-    p: &CopyPlan,
-    dst_ptr: u64,
-    src_ptr: u64,
-    (td, ts): (i64, i64),
-    found: (TilePlan, Vec<CopyPlan>),
-) -> (TilePlan, Vec<CopyPlan>) {
+fn widest(p: &CopyPlan, dst_ptr: u64, src_ptr: u64, (td, ts): (i64, i64), found: Found) -> Found {
     let words = |t: &TilePlan| t.read_word + t.write_word;
     let most = 2 * (16 / p.itemsize).max(1);
     let backward = p.src_strides.iter().any(|&s| s < 0);
@@ -385,7 +399,7 @@ fn widest(
     let tries =
         std::iter::once((true, 1)).chain(quanta.iter().flat_map(|&q| [(false, q), (true, q)]));
     for (lead, q) in tries {
-        if words(&best.0) >= most {
+        if words(&best.tile) >= most {
             break;
         }
         if lead && !backward {
@@ -393,19 +407,19 @@ fn widest(
         }
         // Extents along the contiguous axes that are word multiples already: the same tile.
         let contiguous_multiples = best
-            .0
+            .tile
             .extents
             .iter()
-            .zip(best.0.src_strides.iter().zip(&best.0.dst_strides))
+            .zip(best.tile.src_strides.iter().zip(&best.tile.dst_strides))
             .all(|(e, (s, d))| (s.abs() != 1 && d.abs() != 1) || e % q == 0);
         if q > 1 && contiguous_multiples {
             continue;
         }
         if let Some(v) = tile_with(p, dst_ptr, src_ptr, td, ts, lead, q) {
             let enough = if q > 1 {
-                words(&v.0) >= 2 * words(&best.0)
+                words(&v.tile) >= 2 * words(&best.tile)
             } else {
-                words(&v.0) > words(&best.0)
+                words(&v.tile) > words(&best.tile)
             };
             if enough {
                 best = v;
@@ -415,6 +429,27 @@ fn widest(
     best
 }
 
+/// A candidate tile: its plan, its extent along every plan axis (0: not a tile axis), and
+/// whether the remainder leads along the source's backward axes.
+struct Found {
+    tile: TilePlan,
+    ext: SmallVec<[i64; 8]>,
+    lead: bool,
+}
+
+/// The remainder before the whole tiles along plan axis `k` where `lead` asks for it (see
+/// [`leading_remainder`]), else none.
+fn lead_of(p: &CopyPlan, ext: &[i64], k: usize, lead: bool) -> i64 {
+    if lead {
+        leading_remainder(p, ext, k)
+    } else {
+        0
+    }
+}
+
+/// The tile for targets `td` and `ts` (extents kept to multiples of `q` along contiguous
+/// axes), or `None` when it breaks a limit. Its remainder slabs are made only for the
+/// candidate taken ([`remainders`]).
 fn tile_with(
     p: &CopyPlan,
     dst_ptr: u64,
@@ -423,15 +458,8 @@ fn tile_with(
     ts: i64,
     lead: bool,
     q: i64,
-) -> Option<(TilePlan, Vec<CopyPlan>)> {
+) -> Option<Found> {
     let n = p.ndim();
-    let lead_of = |ext: &[i64], k: usize| {
-        if lead {
-            leading_remainder(p, ext, k)
-        } else {
-            0
-        }
-    };
     let mut ext = extents(p, td, ts, q);
     grow(p, &mut ext, q);
     // Tile axes, fastest destination axis first.
@@ -458,9 +486,9 @@ fn tile_with(
     // last coordinate (the source's lowest address) and the remainder leads: the tiles'
     // words then align where the source's lowest element does.
     for k in 0..n {
-        let lead = lead_of(&ext, k);
-        t.src_offset += lead * p.src_strides[k];
-        t.dst_offset += lead * p.dst_strides[k];
+        let before = lead_of(p, &ext, k, lead);
+        t.src_offset += before * p.src_strides[k];
+        t.dst_offset += before * p.dst_strides[k];
     }
     let mut order: SmallVec<[usize; 8]> = (0..tile_axes.len()).collect();
     // Broadcast axes (stride 0) last: reads walk memory that moves.
@@ -517,9 +545,13 @@ fn tile_with(
     {
         return None;
     }
-    // Remainder slabs: along each split axis, the part past the last whole tile (before
-    // the first one where the remainder leads).
-    let split: SmallVec<[usize; 8]> = (0..n)
+    Some(Found { tile: t, ext, lead })
+}
+
+/// The remainder slabs of tiles of extents `ext` over `p`: along each split axis, the part
+/// past the last whole tile (before the first one where the remainder leads).
+fn remainders(p: &CopyPlan, ext: &[i64], lead: bool) -> Vec<CopyPlan> {
+    let split: SmallVec<[usize; 8]> = (0..p.ndim())
         .filter(|&k| ext[k] > 0 && p.shape[k] % ext[k] != 0)
         .collect();
     let mut rest = Vec::new();
@@ -527,7 +559,7 @@ fn tile_with(
         let mut r = p.clone();
         for (bit, &k) in split.iter().enumerate() {
             let whole = p.shape[k] / ext[k] * ext[k];
-            let lead = lead_of(&ext, k);
+            let lead = lead_of(p, ext, k, lead);
             // The slab's first coordinate along k, and the tiles' first.
             let (slab, tiles) = if lead > 0 { (0, lead) } else { (whole, 0) };
             if mask & (1 << bit) != 0 {
@@ -542,7 +574,7 @@ fn tile_with(
         }
         rest.push(squeezed(r));
     }
-    Some((t, rest))
+    rest
 }
 
 /// The remainder that comes before the whole tiles along plan axis `k` (tile extents
@@ -565,5 +597,31 @@ fn squeezed(p: CopyPlan) -> CopyPlan {
         dst_strides: keep.iter().map(|&k| p.dst_strides[k]).collect(),
         volume: p.shape.iter().product::<i64>() as usize,
         ..p
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::smallest_divisor;
+
+    /// Either walk (the candidates, or their cofactors) finds what a plain search does.
+    #[test]
+    fn smallest_divisor_agrees_with_a_plain_search() {
+        for n in 1..=700i64 {
+            for q in [1i64, 2, 4, 8, 16] {
+                for lo in (q..=n).step_by(q as usize) {
+                    let hi = (2 * lo).min(n);
+                    let plain = (lo..=hi).step_by(q as usize).find(|d| n % d == 0);
+                    assert_eq!(
+                        smallest_divisor(n, lo, hi, q),
+                        plain,
+                        "n {n} lo {lo} hi {hi} q {q}"
+                    );
+                }
+            }
+        }
+        // An axis far longer than the tile: the cofactor walk, on a prime and a product.
+        assert_eq!(smallest_divisor(1_000_003, 500, 1000, 1), None);
+        assert_eq!(smallest_divisor(23_736 * 4096, 1000, 2000, 4), Some(1024));
     }
 }
