@@ -477,7 +477,7 @@ def test_numba_takes_device_views_without_a_copy_and_as_kernel_arguments() -> No
     for x in (t, t.t(), t[::3, 5:41:2], t[:, 7]):
         v = StridedMemoryView(x, stream_ptr=-1)
         a = nb_cuda.as_cuda_array(v)
-        assert a.device_ctypes_pointer.value == x.data_ptr()
+        assert a.__cuda_array_interface__["data"][0] == x.data_ptr()
         assert a.shape == tuple(x.shape) and a.strides == tuple(s * 4 for s in x.stride())
         assert a.copy_to_host().tobytes() == x.cpu().numpy().tobytes()
 
