@@ -30,146 +30,14 @@ fn err(e: impl std::fmt::Display) -> stridekit::Error {
     }
 }
 
+#[path = "../tests/common/pattern_check.rs"]
+mod pattern_check;
 #[path = "../tests/common/random_set.rs"]
 mod random_set;
 #[path = "common/roofline.rs"]
 mod roofline;
 #[path = "common/timing.rs"]
 mod timing;
-
-/// The byte at offset `o` of the source pattern (what the fill kernel writes).
-fn pattern(o: u64) -> u8 {
-    let w = (o / 4) as u32;
-    let h = w.wrapping_mul(2654435761) ^ (w >> 7) ^ 0x5bd1_e995;
-    (h >> ((o % 4) * 8)) as u8
-}
-
-/// What the destination holds before the copy: the bytes no element reaches must keep it.
-const POISON: u8 = 0xA5;
-
-/// Calls `f(destination byte, source byte)` (offsets in the two buffers) for each byte of
-/// elements `start..end` of `plan` (last axis fastest) until `f` returns false; whether
-/// it went through them all.
-fn walk(
-    plan: &CopyPlan,
-    start: usize,
-    end: usize,
-    mut f: impl FnMut(usize, usize) -> bool,
-) -> bool {
-    let (isz, nd) = (plan.itemsize, plan.ndim());
-    let mut idx = vec![0i64; nd];
-    let (mut d, mut s) = (plan.dst_offset, plan.src_offset);
-    let mut rem = start as i64;
-    for ax in (0..nd).rev() {
-        idx[ax] = rem % plan.shape[ax];
-        rem /= plan.shape[ax];
-        d += idx[ax] * plan.dst_strides[ax];
-        s += idx[ax] * plan.src_strides[ax];
-    }
-    for _ in start..end {
-        for k in 0..isz {
-            if !f(d as usize * isz + k, s as usize * isz + k) {
-                return false;
-            }
-        }
-        let mut ax = nd;
-        while ax > 0 {
-            ax -= 1;
-            idx[ax] += 1;
-            d += plan.dst_strides[ax];
-            s += plan.src_strides[ax];
-            if idx[ax] < plan.shape[ax] {
-                break;
-            }
-            d -= plan.dst_strides[ax] * plan.shape[ax];
-            s -= plan.src_strides[ax] * plan.shape[ax];
-            idx[ax] = 0;
-        }
-    }
-    true
-}
-
-/// The destination bytes a sequential walk of `plan` writes over a buffer of `dbytes`
-/// poisoned bytes, from the pattern-filled source (the plain reference).
-fn reference(plan: &CopyPlan, dbytes: usize) -> Vec<u8> {
-    let mut want = vec![POISON; dbytes];
-    walk(plan, 0, plan.volume, |d, s| {
-        want[d] = pattern(s as u64);
-        true
-    });
-    want
-}
-
-/// Whether `got`, the destination's bytes after the copy, is byte for byte what
-/// [`reference`] makes, checked on every core without building it: each element's bytes
-/// equal the source pattern's, and the bytes no element reaches all kept the poison. The
-/// second follows from counts: the destination is unique, so its elements cover distinct
-/// bytes, already checked; every other byte is poison exactly when the buffer holds as
-/// many non-poison bytes as the elements should.
-fn exact(got: &[u8], plan: &CopyPlan) -> bool {
-    use rayon::prelude::*;
-    const CHUNK: usize = 1 << 16;
-    let covered = (0..plan.volume.div_ceil(CHUNK))
-        .into_par_iter()
-        .map(|c| {
-            let mut non_poison = 0usize;
-            let whole = walk(
-                plan,
-                c * CHUNK,
-                ((c + 1) * CHUNK).min(plan.volume),
-                |d, s| {
-                    let want = pattern(s as u64);
-                    non_poison += usize::from(want != POISON);
-                    got.get(d) == Some(&want)
-                },
-            );
-            whole.then_some(non_poison)
-        })
-        .try_reduce(|| 0, |a, b| Some(a + b));
-    covered.is_some_and(|n| got.par_iter().filter(|&&b| b != POISON).count() == n)
-}
-
-/// `random_bench --self-test`, no GPU: on the first 40 cases of the set at 1-2 MiB, the
-/// parallel check accepts what the plain reference makes, and refuses it with one byte of
-/// an element changed or one byte that no element reaches.
-fn self_test() -> R<()> {
-    let mut rng = random_set::Rng(seed()?);
-    let mut gaps = 0;
-    for case in 0..40 {
-        let c = random_set::next_case(&mut rng, 1);
-        let plan = CopyPlan::new(&c.dst, &c.src)?;
-        let mut got = reference(&plan, c.dst_bytes);
-        let fail = |what: &str| err(format!("self-test, case {case}: {what}"));
-        if !exact(&got, &plan) {
-            return Err(fail("the check refused the reference"));
-        }
-        let mut reached = vec![false; got.len()];
-        walk(&plan, 0, plan.volume, |d, _| {
-            reached[d] = true;
-            true
-        });
-        let element = reached
-            .iter()
-            .rposition(|&r| r)
-            .ok_or_else(|| fail("no element"))?;
-        got[element] ^= 0x5a;
-        if exact(&got, &plan) {
-            return Err(fail("the check took a changed element byte"));
-        }
-        got[element] ^= 0x5a;
-        if let Some(gap) = reached.iter().position(|&r| !r) {
-            got[gap] ^= 0x5a;
-            if exact(&got, &plan) {
-                return Err(fail(
-                    "the check took a changed byte that no element reaches",
-                ));
-            }
-            gaps += 1;
-        }
-    }
-    println!("self-test: 40 cases, the check took the reference and refused a changed element byte in each, and a changed gap byte in the {gaps} with gaps");
-    Ok(())
-}
 
 const FILL: &str = r#"
 extern "C" __global__ void fill(unsigned int* p, unsigned long long words) {
@@ -246,7 +114,9 @@ fn case_list(flag: &str) -> Option<Vec<usize>> {
 
 fn main() -> R<()> {
     if std::env::args().nth(1).as_deref() == Some("--self-test") {
-        return self_test();
+        let gaps = pattern_check::self_test(seed()?, 40).map_err(err)?;
+        println!("self-test: 40 cases, the check took the reference and refused a changed element byte in each, and a changed gap byte in the {gaps} with gaps");
+        return Ok(());
     }
     if !stridekit::cuda_available() {
         println!("random_bench needs a CUDA device");
@@ -376,7 +246,7 @@ fn main() -> R<()> {
             })
         }
         .map_err(err)?;
-        dbuf.fill(POISON, &stream)?;
+        dbuf.fill(pattern_check::POISON, &stream)?;
         {
             let src = StridedMemoryView::from_buffer(&sbuf, sl.clone(), None)?;
             let mut dst = StridedMemoryViewMut::from_buffer_mut(&mut dbuf, dl.clone(), None)?;
@@ -386,7 +256,7 @@ fn main() -> R<()> {
         let mut got = vec![0u8; dbytes];
         dbuf.copy_to_host(&mut got, &stream)?;
         let plan = CopyPlan::new(&dl, &sl)?;
-        let ok = exact(&got, &plan);
+        let ok = pattern_check::exact(&got, &plan);
         if !ok {
             wrong += 1;
         }

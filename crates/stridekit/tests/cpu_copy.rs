@@ -262,3 +262,17 @@ fn copies_never_reinterpret_unless_asked() {
     drop(dst);
     assert_eq!(out[3], 1.0);
 }
+
+/// `random_bench`'s parallel byte-exact check takes a correct copy and refuses one with a
+/// changed element byte or a changed byte between elements, on two random sets.
+#[test]
+fn the_random_bench_check_takes_exact_copies_and_refuses_changed_bytes() {
+    for seed in [common::random_set::SEED, 0x1234_5678] {
+        let gaps = common::pattern_check::self_test(seed, 8).unwrap();
+        // Most of the set's destinations leave bytes between elements.
+        assert!(
+            gaps >= 3,
+            "seed {seed:#x}: only {gaps} of 8 cases had gaps to test"
+        );
+    }
+}

@@ -45,6 +45,7 @@ pub fn naive_copy(dst: &[u8], dl: &StridedLayout, src: &[u8], sl: &StridedLayout
 }
 
 pub mod dist;
+pub mod pattern_check;
 pub mod random_set;
 pub use random_set::Rng;
 
