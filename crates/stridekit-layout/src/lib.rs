@@ -40,7 +40,7 @@ pub use layout::{byte_span_of, Order, StridedLayout};
 pub use plan::CopyPlan;
 pub use repack::RepackOptions;
 pub use runs::ElementRuns;
-pub use schedule::CopyStep;
+pub use schedule::{CopyStep, SCHEDULE_ADDRESS_PERIOD};
 pub use slice::{IntoRangeBounds, SliceArg};
 pub use tile::{TilePlan, TILE_MAX_AXES};
 pub use transform::AxisMask;

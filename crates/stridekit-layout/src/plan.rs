@@ -10,7 +10,7 @@ use crate::layout::StridedLayout;
 /// axes with a negative destination stride are flipped in both layouts, and neighbours
 /// contiguous in both are merged. Offsets are in elements of `itemsize` bytes, relative to
 /// each side's base address.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct CopyPlan {
     /// Extents of the remaining axes (empty for a single element).
     pub shape: Dims,

@@ -88,9 +88,17 @@ pub enum CopyStep {
     },
 }
 
+/// The schedule sees base addresses only through their remainders modulo this many
+/// bytes: word widths follow alignments of up to 16 bytes and the gathered-reads test
+/// counts 32-byte sectors, so `schedule(d, s)` equals `schedule(d + i * 256, s + j * 256)`
+/// for every `i` and `j`. An engine can keep a schedule for a plan and the two
+/// remainders, and use it again at other addresses.
+pub const SCHEDULE_ADDRESS_PERIOD: u64 = 256;
+
 impl CopyPlan {
     /// The steps that run this copy on a GPU, given the two base addresses (offset 0 of
-    /// each side; word widths depend on their alignment). See the module table.
+    /// each side; word widths depend on their alignment, and nothing else does: see
+    /// [`SCHEDULE_ADDRESS_PERIOD`]). See the module table.
     ///
     /// ```
     /// use stridekit_layout::{CopyPlan, CopyStep, Order, StridedLayout};

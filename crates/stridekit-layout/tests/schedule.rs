@@ -4,7 +4,9 @@
 
 use proptest::prelude::*;
 use std::collections::HashMap;
-use stridekit_layout::{CopyPlan, CopyStep, Order, SliceArg, StridedLayout, TilePlan};
+use stridekit_layout::{
+    CopyPlan, CopyStep, Order, SliceArg, StridedLayout, TilePlan, SCHEDULE_ADDRESS_PERIOD,
+};
 
 /// (destination byte, source byte) pairs of the copy, straight from the two layouts.
 fn reference(dst: &StridedLayout, src: &StridedLayout) -> HashMap<i64, i64> {
@@ -549,4 +551,29 @@ fn word_multiple_case(s: i64, d: i64) -> (StridedLayout, StridedLayout) {
     let src = StridedLayout::with_offset(&shape, &[112, 14560, 2], 4, s).expect("src");
     let dst = StridedLayout::with_offset(&shape, &[1, 3520, 64], 4, d).expect("dst");
     (src, dst)
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(300))]
+    /// Base addresses count only through their remainders modulo the period: an engine may
+    /// keep schedules by plan and remainders.
+    #[test]
+    fn schedules_see_addresses_only_modulo_the_period(
+        (shape, s, d) in (1usize..6).prop_flat_map(|nd| (
+            prop::collection::vec(prop::sample::select(vec![1i64, 2, 3, 5, 7, 16, 33, 40, 70, 130]), nd),
+            side(nd),
+            side(nd),
+        )),
+        isz in prop::sample::select(vec![1usize, 2, 4, 8, 16]),
+        rd in 0u64..SCHEDULE_ADDRESS_PERIOD,
+        rs in 0u64..SCHEDULE_ADDRESS_PERIOD,
+        (i, j) in (1u64..1 << 30, 1u64..1 << 30),
+    ) {
+        prop_assume!(shape.iter().product::<i64>() <= 60_000);
+        let src = strided(&shape, isz, &s.0, &s.1, &s.2);
+        let dst = strided(&shape, isz, &d.0, &d.1, &d.2);
+        let plan = CopyPlan::new(&dst, &src).expect("plan");
+        let p = SCHEDULE_ADDRESS_PERIOD;
+        prop_assert_eq!(plan.schedule(rd, rs), plan.schedule(rd + i * p, rs + j * p));
+    }
 }

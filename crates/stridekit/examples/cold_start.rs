@@ -95,6 +95,11 @@ fn main() -> R<()> {
             StridedLayout::dense(&[256, 256], 4, Order::C)?.permuted(&[1, 0])?,
             StridedLayout::dense(&[256, 256], 4, Order::C)?,
         ),
+        (
+            "(8, 6, 10, 70) u16 into axis order (3, 1, 0, 2), multi-axis tiles",
+            StridedLayout::dense(&[8, 6, 10, 70], 2, Order::C)?,
+            StridedLayout::dense(&[8, 6, 10, 70], 2, Order::Axes(&[3, 1, 0, 2]))?,
+        ),
     ];
     // Timed in batches of 100 calls (the stream's queue never fills, so the GPU's own
     // speed never throttles submission), synchronized between batches.
@@ -167,14 +172,18 @@ fn main() -> R<()> {
     })?;
     let event = stream.context().new_event(None).map_err(err)?;
     let record_us = host_us(&mut || event.record(&stream).map_err(err))?;
-    let (sl, dl) = (&small[0].1, &small[0].2);
-    let plan_us = host_us(&mut || {
-        let plan = stridekit::CopyPlan::new(dl, sl)?;
-        std::hint::black_box(plan.schedule(pb, pa));
-        Ok(())
-    })?;
+    // Planning alone (the engine plans each copy, and keeps the schedules of copies it
+    // makes again): the contiguous copy, and the multi-axis tiles.
+    let plan_alone = |(_, sl, dl): &(&str, StridedLayout, StridedLayout)| {
+        host_us(&mut || {
+            let plan = stridekit::CopyPlan::new(dl, sl)?;
+            std::hint::black_box(plan.schedule(pb, pa));
+            Ok(())
+        })
+    };
+    let (plan_us, tiles_plan_us) = (plan_alone(&small[0])?, plan_alone(&small[2])?);
     println!(
-        "the other calls of a small copy, each alone: cuStreamIsCapturing {capture_us:.2} µs, cuEventRecord (via cudarc) {record_us:.2} µs, plan and schedule {plan_us:.2} µs"
+        "the other calls of a small copy, each alone: cuStreamIsCapturing {capture_us:.2} µs, cuEventRecord (via cudarc) {record_us:.2} µs, plan and schedule {plan_us:.2} µs (the multi-axis tiles: {tiles_plan_us:.2} µs)"
     );
     // A peer: cudarc's own safe device-to-device copy, which also records its read and
     // write on the slices' events.

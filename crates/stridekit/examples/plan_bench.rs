@@ -4,11 +4,13 @@
 //! seeds, 1000 layouts) at four pointer alignments, each 20 times, and prints the median
 //! and 90th percentile of one plan's time, over all plans and over those that take
 //! multi-axis tiles. It also prints a digest of every schedule: a change meant to make
-//! planning faster without changing what it plans must leave the digest as it was.
+//! planning faster without changing what it plans must leave the digest as it was; and
+//! checks that each schedule is the same at base addresses a multiple of
+//! `SCHEDULE_ADDRESS_PERIOD` further on (what lets the engine keep schedules).
 
 use std::hash::{Hash, Hasher};
 use std::time::Instant;
-use stridekit::{CopyPlan, CopyStep};
+use stridekit::{CopyPlan, CopyStep, SCHEDULE_ADDRESS_PERIOD};
 
 #[path = "../tests/common/random_set.rs"]
 mod random_set;
@@ -33,14 +35,20 @@ fn main() -> Result<(), stridekit::Error> {
     ];
     let (mut all, mut tiled) = (vec![], vec![]);
     let mut digest = std::collections::hash_map::DefaultHasher::new();
+    let mut moved = 0usize;
     for seed in seeds {
         let mut rng = random_set::Rng(seed);
         for _ in 0..200 {
             let c = random_set::next_case(&mut rng, 64);
             // Base addresses at 256-byte, odd, and 2- and 16-byte multiples.
             for (dst_ptr, src_ptr) in [(0u64, 0u64), (4, 2), (1, 3), (16, 8)] {
-                let steps = CopyPlan::new(&c.dst, &c.src)?.schedule(dst_ptr, src_ptr);
+                let plan = CopyPlan::new(&c.dst, &c.src)?;
+                let steps = plan.schedule(dst_ptr, src_ptr);
                 format!("{steps:?}").hash(&mut digest);
+                let far = |p: u64, k: u64| p + k * SCHEDULE_ADDRESS_PERIOD;
+                if plan.schedule(far(dst_ptr, 0x1_0001), far(src_ptr, 0x3_0303)) != steps {
+                    moved += 1;
+                }
                 let t = Instant::now();
                 for _ in 0..REPS {
                     let p =
@@ -66,5 +74,8 @@ fn main() -> Result<(), stridekit::Error> {
         tiled.len()
     );
     println!("schedule digest: {:016x}", digest.finish());
+    println!(
+        "schedules that change at addresses a multiple of {SCHEDULE_ADDRESS_PERIOD} bytes further on: {moved} (must be 0)"
+    );
     Ok(())
 }

@@ -60,6 +60,7 @@ pub use stream::{StreamOrder, StreamValue};
 pub use stridekit_layout as layout;
 pub use stridekit_layout::{
     s, CopyPlan, CopyStep, LayoutError, Order, SliceArg, StridedLayout, TilePlan,
+    SCHEDULE_ADDRESS_PERIOD,
 };
 pub use tma::TensorMapDescriptor;
 pub use typestr::dtype_from_typestr;

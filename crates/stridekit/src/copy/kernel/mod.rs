@@ -1,6 +1,8 @@
 //! The device-side strided copy: a [`CopyPlan`]'s schedule (its class table lives in the
 //! layout crate, [`stridekit_layout::CopyStep`]) run as memcpys and CUDA C++ kernels,
-//! compiled by NVRTC once per variant, cached in memory and on disk.
+//! compiled by NVRTC once per variant, cached in memory and on disk. Each thread keeps
+//! the schedules of the copies it makes, so a copy made again is not planned again
+//! (`schedules`).
 //!
 //! | step | kernel (`copy/kernels/`) |
 //! | --- | --- |
@@ -19,6 +21,7 @@ mod groups;
 mod ordered;
 mod params;
 mod runs;
+mod schedules;
 mod tiled;
 mod transpose;
 mod word;
@@ -469,7 +472,13 @@ pub(crate) fn launch(
         // One run of bytes (most small copies): no schedule to build.
         return memcpy(plan, dst, src, stream);
     }
-    launch_steps(&plan.schedule(dst, src), dst, src, src_bounds, stream)
+    launch_steps(
+        &schedules::schedule(plan, dst, src),
+        dst,
+        src,
+        src_bounds,
+        stream,
+    )
 }
 
 /// The copy `plan` between overlapping regions in independent groups, when the plan

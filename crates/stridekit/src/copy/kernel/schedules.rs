@@ -1,0 +1,93 @@
+//! Schedules kept for copies made again: a schedule depends on its plan and on the two
+//! base addresses only through their remainders modulo [`SCHEDULE_ADDRESS_PERIOD`] (a
+//! property the layout crate tests), so a loop copying between the same layouts plans
+//! once. Planning a copy with multi-axis tiles takes 1-7 µs of host time, most of such a
+//! small copy's; finding it here takes a hash of the plan.
+//!
+//! Each thread keeps its own (no lock), up to [`KEPT`] schedules; when full it starts
+//! again empty.
+
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::rc::Rc;
+use stridekit_layout::{CopyPlan, CopyStep, SCHEDULE_ADDRESS_PERIOD};
+
+/// Schedules a thread keeps.
+const KEPT: usize = 64;
+
+/// A plan and its two base addresses' remainders.
+type Key = (CopyPlan, u64, u64);
+
+thread_local! {
+    static KEPT_SCHEDULES: RefCell<HashMap<Key, Rc<[CopyStep]>>> = RefCell::new(HashMap::new());
+}
+
+/// `plan.schedule(dst, src)`, from this thread's kept schedules when it has planned the
+/// same copy at the same remainders before.
+pub(super) fn schedule(plan: &CopyPlan, dst: u64, src: u64) -> Rc<[CopyStep]> {
+    let key = (
+        plan.clone(),
+        dst % SCHEDULE_ADDRESS_PERIOD,
+        src % SCHEDULE_ADDRESS_PERIOD,
+    );
+    let kept = KEPT_SCHEDULES.with(|k| k.borrow().get(&key).cloned());
+    if let Some(steps) = kept {
+        return steps;
+    }
+    let steps: Rc<[CopyStep]> = plan.schedule(dst, src).into_iter().collect();
+    KEPT_SCHEDULES.with(|k| {
+        let mut k = k.borrow_mut();
+        if k.len() >= KEPT {
+            k.clear();
+        }
+        k.insert(key, steps.clone());
+    });
+    steps
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use stridekit_layout::{Order, StridedLayout};
+
+    fn transposed(n: i64, isz: usize) -> CopyPlan {
+        let d = StridedLayout::dense(&[n, n + 1], isz, Order::C).unwrap();
+        let s = StridedLayout::dense(&[n + 1, n], isz, Order::C)
+            .unwrap()
+            .permuted(&[1, 0])
+            .unwrap();
+        CopyPlan::new(&d, &s).unwrap()
+    }
+
+    /// A kept schedule is the one planning makes, at the first addresses and at others of
+    /// the same remainders; other remainders and other plans get their own.
+    #[test]
+    fn kept_schedules_are_the_planned_ones() {
+        let p = transposed(40, 1);
+        let first = schedule(&p, 0x1000, 0x2001);
+        assert_eq!(&*first, &p.schedule(0x1000, 0x2001)[..]);
+        let again = schedule(&p, 0x1000 + 7 * SCHEDULE_ADDRESS_PERIOD, 0x2001);
+        assert!(
+            Rc::ptr_eq(&first, &again),
+            "the kept schedule is used again"
+        );
+        for (d, s) in [(0x1004, 0x2001), (0x1000, 0x2000), (0x1001, 0x2003)] {
+            assert_eq!(&*schedule(&p, d, s), &p.schedule(d, s)[..]);
+        }
+        let q = transposed(41, 1);
+        assert_eq!(
+            &*schedule(&q, 0x1000, 0x2001),
+            &q.schedule(0x1000, 0x2001)[..]
+        );
+    }
+
+    /// Past [`KEPT`] schedules the thread starts again, and still answers right.
+    #[test]
+    fn a_full_store_starts_again() {
+        for n in 2..(2 + 3 * KEPT as i64) {
+            let p = transposed(n, 2);
+            assert_eq!(&*schedule(&p, 0, 2), &p.schedule(0, 2)[..]);
+        }
+        KEPT_SCHEDULES.with(|k| assert!(k.borrow().len() <= KEPT));
+    }
+}
