@@ -1,7 +1,8 @@
 //! A fresh process's first copies, and the host time of small copies:
 //! `cargo run --release --example cold_start` on a GPU machine. Run it twice with the
 //! same `STRIDEKIT_KERNEL_CACHE` directory (cold, then warm) and once with it `off`;
-//! `cold_start u8` makes the byte transpose the first copy.
+//! `cold_start u8` makes the byte transpose the first copy. Last, the host time of the
+//! random set's multi-axis tiled copies at 1-2 MiB (the median over them).
 
 use std::time::Instant;
 use stridekit::cudarc::driver::PushKernelArg;
@@ -9,6 +10,9 @@ use stridekit::{
     Device, DeviceMemoryResource, MemoryResource, Order, StridedLayout, StridedMemoryView,
     StridedMemoryViewMut,
 };
+
+#[path = "../tests/common/random_set.rs"]
+mod random_set;
 
 type R<T> = Result<T, stridekit::Error>;
 
@@ -191,5 +195,55 @@ fn main() -> R<()> {
     let mut cb = stream.alloc_zeros::<u8>(4096).map_err(err)?;
     let cudarc_us = host_us(&mut || stream.memcpy_dtod(&ca, &mut cb).map_err(err))?;
     println!("cudarc's CudaStream::memcpy_dtod, 4 KiB between two CudaSlices: {cudarc_us:.2} µs");
+    // The random set at 1-2 MiB a case, its copies with multi-axis tiles: host time per
+    // call (median of 11 batches of 50, synchronized between batches), and planning alone.
+    let mut rng = random_set::Rng(random_set::SEED);
+    let (mut copy_us, mut plan_us) = (vec![], vec![]);
+    for _ in 0..200 {
+        let c = random_set::next_case(&mut rng, 1);
+        let sbuf = mr.allocate(c.src_bytes, &stream)?;
+        let mut dbuf = mr.allocate(c.dst_bytes, &stream)?;
+        let (sp, dp) = (sbuf.ptr(), dbuf.ptr());
+        let plan = stridekit::CopyPlan::new(&c.dst, &c.src)?;
+        if !plan
+            .schedule(dp, sp)
+            .iter()
+            .any(|s| matches!(s, stridekit::CopyStep::Tiled(_)))
+        {
+            continue;
+        }
+        let src = StridedMemoryView::from_buffer(&sbuf, c.src.clone(), None)?;
+        let mut dst = StridedMemoryViewMut::from_buffer_mut(&mut dbuf, c.dst.clone(), None)?;
+        let mut batches = vec![];
+        for _ in 0..12 {
+            let t = Instant::now();
+            for _ in 0..50 {
+                dst.copy_from(&src, Some(&stream))?;
+            }
+            batches.push(t.elapsed().as_secs_f64() * 1e6 / 50.0);
+            sync(&stream)?;
+        }
+        // The first batch plans and warms up.
+        batches.remove(0);
+        batches.sort_by(|x, y| x.total_cmp(y));
+        copy_us.push(batches[5]);
+        let t = Instant::now();
+        for _ in 0..50 {
+            let p = stridekit::CopyPlan::new(&c.dst, &c.src)?;
+            std::hint::black_box(p.schedule(dp, sp));
+        }
+        plan_us.push(t.elapsed().as_secs_f64() * 1e6 / 50.0);
+    }
+    copy_us.sort_by(|x, y| x.total_cmp(y));
+    plan_us.sort_by(|x, y| x.total_cmp(y));
+    if let (Some(c), Some(p)) = (
+        copy_us.get(copy_us.len() / 2),
+        plan_us.get(plan_us.len() / 2),
+    ) {
+        println!(
+            "the random set at 1-2 MiB, its {} copies with multi-axis tiles: host time per call {c:.2} µs, planning alone {p:.2} µs (medians)",
+            copy_us.len()
+        );
+    }
     Ok(())
 }
