@@ -30,17 +30,23 @@ pub(super) fn schedule(plan: &CopyPlan, dst: u64, src: u64) -> Rc<[CopyStep]> {
         dst % SCHEDULE_ADDRESS_PERIOD,
         src % SCHEDULE_ADDRESS_PERIOD,
     );
-    let kept = KEPT_SCHEDULES.with(|k| k.borrow().get(&key).cloned());
+    // A copy made while the thread is being torn down (from another thread-local's
+    // destructor) finds no store: it plans, and keeps nothing.
+    let kept = KEPT_SCHEDULES
+        .try_with(|k| k.try_borrow().ok().and_then(|k| k.get(&key).cloned()))
+        .ok()
+        .flatten();
     if let Some(steps) = kept {
         return steps;
     }
     let steps: Rc<[CopyStep]> = plan.schedule(dst, src).into_iter().collect();
-    KEPT_SCHEDULES.with(|k| {
-        let mut k = k.borrow_mut();
-        if k.len() >= KEPT {
-            k.clear();
+    let _ = KEPT_SCHEDULES.try_with(|k| {
+        if let Ok(mut k) = k.try_borrow_mut() {
+            if k.len() >= KEPT {
+                k.clear();
+            }
+            k.insert(key, steps.clone());
         }
-        k.insert(key, steps.clone());
     });
     steps
 }
@@ -78,6 +84,33 @@ mod tests {
         assert_eq!(
             &*schedule(&q, 0x1000, 0x2001),
             &q.schedule(0x1000, 0x2001)[..]
+        );
+    }
+
+    /// A schedule asked for while the thread's store is being torn down (by another
+    /// thread-local's destructor, which runs after the store's when it was made first) is
+    /// planned without it: no panic.
+    #[test]
+    fn a_thread_being_torn_down_still_plans() {
+        struct PlansOnDrop(std::sync::mpsc::Sender<bool>);
+        impl Drop for PlansOnDrop {
+            fn drop(&mut self) {
+                let p = transposed(9, 4);
+                let _ = self.0.send(*schedule(&p, 0, 0) == p.schedule(0, 0)[..]);
+            }
+        }
+        thread_local!(static GUARD: RefCell<Option<PlansOnDrop>> = const { RefCell::new(None) });
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            GUARD.with(|g| *g.borrow_mut() = Some(PlansOnDrop(tx)));
+            let p = transposed(5, 4);
+            assert_eq!(&*schedule(&p, 0, 0), &p.schedule(0, 0)[..]);
+        })
+        .join()
+        .unwrap();
+        assert!(
+            rx.recv().unwrap(),
+            "the schedule planned at thread exit is the planned one"
         );
     }
 
