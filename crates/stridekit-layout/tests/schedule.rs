@@ -184,7 +184,7 @@ fn strided(shape: &[i64], isz: usize, perm: &[i64], steps: &[i64], pads: &[i64])
     base.sliced(&sl).expect("valid slice")
 }
 
-fn side(nd: usize) -> impl Strategy<Value = (Vec<i64>, Vec<i64>, Vec<i64>)> {
+fn side(nd: usize) -> impl Strategy<Value = Side> {
     (
         Just((0..nd as i64).collect::<Vec<_>>()).prop_shuffle(),
         prop::collection::vec(prop::sample::select(vec![1i64, 1, 1, 2, -1, -2]), nd),
@@ -192,15 +192,28 @@ fn side(nd: usize) -> impl Strategy<Value = (Vec<i64>, Vec<i64>, Vec<i64>)> {
     )
 }
 
+type Side = (Vec<i64>, Vec<i64>, Vec<i64>);
+
+/// A shape of 1 to 5 axes, and the axis order, steps and pads of a source and a
+/// destination of it.
+fn shape_and_sides() -> impl Strategy<Value = (Vec<i64>, Side, Side)> {
+    (1usize..6).prop_flat_map(|nd| {
+        (
+            prop::collection::vec(
+                prop::sample::select(vec![1i64, 2, 3, 5, 7, 16, 33, 40, 70, 130]),
+                nd,
+            ),
+            side(nd),
+            side(nd),
+        )
+    })
+}
+
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(400))]
     #[test]
     fn schedules_copy_every_byte_once(
-        (shape, s, d) in (1usize..6).prop_flat_map(|nd| (
-            prop::collection::vec(prop::sample::select(vec![1i64, 2, 3, 5, 7, 16, 33, 40, 70, 130]), nd),
-            side(nd),
-            side(nd),
-        )),
+        (shape, s, d) in shape_and_sides(),
         isz in prop::sample::select(vec![1usize, 2, 4, 8, 16]),
         align in prop::sample::select(vec![0u64, 1, 2, 4, 8, 12]),
         bcast in prop::collection::vec(any::<bool>(), 6),
@@ -559,11 +572,7 @@ proptest! {
     /// keep schedules by plan and remainders.
     #[test]
     fn schedules_see_addresses_only_modulo_the_period(
-        (shape, s, d) in (1usize..6).prop_flat_map(|nd| (
-            prop::collection::vec(prop::sample::select(vec![1i64, 2, 3, 5, 7, 16, 33, 40, 70, 130]), nd),
-            side(nd),
-            side(nd),
-        )),
+        (shape, s, d) in shape_and_sides(),
         isz in prop::sample::select(vec![1usize, 2, 4, 8, 16]),
         rd in 0u64..SCHEDULE_ADDRESS_PERIOD,
         rs in 0u64..SCHEDULE_ADDRESS_PERIOD,
