@@ -11,7 +11,7 @@
 use crate::driver::{self, types::CUdevice_attribute};
 use crate::error::{driver as driver_err, Error, Result};
 use cudarc::driver::{CudaContext, CudaEvent, CudaFunction, CudaModule, CudaStream};
-use std::collections::HashMap;
+use foldhash::{HashMap, HashMapExt};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 
 /// A compiled kernel's key: its name and up to three numbers that shape it.
