@@ -236,8 +236,8 @@ fn fit(n: i64, need: i64, q: i64) -> i64 {
     smallest_divisor(n, need, hi, q).unwrap_or(need)
 }
 
-/// The smallest divisor of `n` in `lo..=hi` that is a multiple of `q` (`lo` is one, and
-/// `1 <= lo <= hi <= n`), walking whichever is shorter: the candidates themselves, or
+/// The smallest divisor of `n` in `lo..=hi` that is a multiple of `q` (`lo` a multiple of
+/// `q`, and `1 <= lo <= hi <= n`), walking whichever is shorter: the candidates themselves, or
 /// their cofactors `n / d` (largest first), which an axis much longer than the tile
 /// makes few.
 fn smallest_divisor(n: i64, lo: i64, hi: i64, q: i64) -> Option<i64> {
@@ -559,9 +559,9 @@ fn remainders(p: &CopyPlan, ext: &[i64], lead: bool) -> Vec<CopyPlan> {
         let mut r = p.clone();
         for (bit, &k) in split.iter().enumerate() {
             let whole = p.shape[k] / ext[k] * ext[k];
-            let lead = lead_of(p, ext, k, lead);
+            let before = lead_of(p, ext, k, lead);
             // The slab's first coordinate along k, and the tiles' first.
-            let (slab, tiles) = if lead > 0 { (0, lead) } else { (whole, 0) };
+            let (slab, tiles) = if before > 0 { (0, before) } else { (whole, 0) };
             if mask & (1 << bit) != 0 {
                 r.src_offset += slab * p.src_strides[k];
                 r.dst_offset += slab * p.dst_strides[k];

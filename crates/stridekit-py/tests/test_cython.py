@@ -12,14 +12,13 @@ import numpy as np
 import pytest
 
 import stridekit
+from required import required
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
 
 def _require(module: str) -> Any:
-    if os.environ.get("STRIDEKIT_REQUIRE_CYTHON") == "1":
-        return importlib.import_module(module)
-    return pytest.importorskip(module)
+    return required(module, "STRIDEKIT_REQUIRE_CYTHON")
 
 
 @pytest.fixture(scope="module")

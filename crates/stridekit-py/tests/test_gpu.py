@@ -3,23 +3,20 @@ and transposed; copies between them both ways and through pinned host tensors; a
 still writing when the view is taken; a TMA descriptor used by a CuPy RawKernel; managed
 prefetch; views handed on to CuPy, PyTorch, JAX, Numba and cuda.core."""
 
-import importlib
-import os
 from typing import Any
 import numpy as np
 import pytest
 
 import stridekit
 from stridekit import StridedLayout, StridedMemoryView
+from required import required
 
 
 def gpu_lib(name: str) -> Any:
-    """The array library or consumer `name`, or a skip where it is not installed; with
-    STRIDEKIT_REQUIRE_GPU_LIBS=1 (the GPU machine's runs) a missing one fails instead, so
-    that a pass there proves every consumer ran."""
-    if os.environ.get("STRIDEKIT_REQUIRE_GPU_LIBS") == "1":
-        return importlib.import_module(name)
-    return pytest.importorskip(name)
+    """The array library or consumer `name`: with STRIDEKIT_REQUIRE_GPU_LIBS=1 (the GPU
+    machine's runs) a missing one fails instead of skipping, so that a pass there proves
+    every consumer ran."""
+    return required(name, "STRIDEKIT_REQUIRE_GPU_LIBS")
 
 
 pytestmark = pytest.mark.skipif(not stridekit.cuda_available, reason="needs a CUDA device")

@@ -198,7 +198,7 @@ fn main() -> R<()> {
     // The random set at 1-2 MiB a case, its copies with multi-axis tiles: host time per
     // call (median of 11 batches of 50, synchronized between batches), and planning alone.
     let mut rng = random_set::Rng(random_set::SEED);
-    let (mut copy_us, mut plan_us) = (vec![], vec![]);
+    let (mut set_copy_us, mut set_plan_us) = (vec![], vec![]);
     for _ in 0..200 {
         let c = random_set::next_case(&mut rng, 1);
         let sbuf = mr.allocate(c.src_bytes, &stream)?;
@@ -226,23 +226,23 @@ fn main() -> R<()> {
         // The first batch plans and warms up.
         batches.remove(0);
         batches.sort_by(|x, y| x.total_cmp(y));
-        copy_us.push(batches[5]);
+        set_copy_us.push(batches[5]);
         let t = Instant::now();
         for _ in 0..50 {
             let p = stridekit::CopyPlan::new(&c.dst, &c.src)?;
             std::hint::black_box(p.schedule(dp, sp));
         }
-        plan_us.push(t.elapsed().as_secs_f64() * 1e6 / 50.0);
+        set_plan_us.push(t.elapsed().as_secs_f64() * 1e6 / 50.0);
     }
-    copy_us.sort_by(|x, y| x.total_cmp(y));
-    plan_us.sort_by(|x, y| x.total_cmp(y));
+    set_copy_us.sort_by(|x, y| x.total_cmp(y));
+    set_plan_us.sort_by(|x, y| x.total_cmp(y));
     if let (Some(c), Some(p)) = (
-        copy_us.get(copy_us.len() / 2),
-        plan_us.get(plan_us.len() / 2),
+        set_copy_us.get(set_copy_us.len() / 2),
+        set_plan_us.get(set_plan_us.len() / 2),
     ) {
         println!(
             "the random set at 1-2 MiB, its {} copies with multi-axis tiles: host time per call {c:.2} µs, planning alone {p:.2} µs (medians)",
-            copy_us.len()
+            set_copy_us.len()
         );
     }
     Ok(())

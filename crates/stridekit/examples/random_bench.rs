@@ -6,8 +6,8 @@
 //! `bench/random_compare.py` to time PyTorch on the same layouts.
 //!
 //! Each case is checked byte for byte (gaps of the destination included) against the
-//! source's pattern on the host, on every core (`random_bench --self-test`, no GPU, shows
-//! the check taking a plain reference and refusing a changed byte), then timed (median
+//! source's pattern on the host, on every core (`tests/common/pattern_check.rs`; a CPU
+//! test in `cpu_copy.rs` holds it against the plain reference copy), then timed (median
 //! of 5 device times, `examples/common/timing.rs`). Its roofline is the DRAM traffic it
 //! cannot avoid - the 32-byte sectors its reads touch (counted row by row along the
 //! source's smallest stride, capped by the source's span; broadcast axes read once) plus
@@ -113,11 +113,6 @@ fn case_list(flag: &str) -> Option<Vec<usize>> {
 }
 
 fn main() -> R<()> {
-    if std::env::args().nth(1).as_deref() == Some("--self-test") {
-        let gaps = pattern_check::self_test(seed()?, 40).map_err(err)?;
-        println!("self-test: 40 cases, the check took the reference and refused a changed element byte in each, and a changed gap byte in the {gaps} with gaps");
-        return Ok(());
-    }
     if !stridekit::cuda_available() {
         println!("random_bench needs a CUDA device");
         return Ok(());

@@ -263,12 +263,47 @@ fn copies_never_reinterpret_unless_asked() {
     assert_eq!(out[3], 1.0);
 }
 
-/// `random_bench`'s parallel byte-exact check takes a correct copy and refuses one with a
-/// changed element byte or a changed byte between elements, on two random sets.
+/// `random_bench`'s parallel byte-exact check (`common::pattern_check::exact`) takes what
+/// the plain reference copy makes (`naive_copy`, element by element from the layouts
+/// themselves, not the plan the check walks) and refuses it with one byte of an element
+/// changed, or one byte that no element reaches: the first 8 cases of two random sets at
+/// 1-2 MiB.
 #[test]
 fn the_random_bench_check_takes_exact_copies_and_refuses_changed_bytes() {
+    use common::pattern_check::{exact, pattern, POISON};
+    use stridekit::CopyPlan;
     for seed in [common::random_set::SEED, 0x1234_5678] {
-        let gaps = common::pattern_check::self_test(seed, 8).unwrap();
+        let mut rng = Rng(seed);
+        let mut gaps = 0;
+        for case in 0..8 {
+            let c = common::random_set::next_case(&mut rng, 1);
+            let plan = CopyPlan::new(&c.dst, &c.src).unwrap();
+            let source: Vec<u8> = (0..c.src_bytes as u64).map(pattern).collect();
+            let mut got = naive_copy(&vec![POISON; c.dst_bytes], &c.dst, &source, &c.src);
+            assert!(
+                exact(&got, &plan),
+                "seed {seed:#x} case {case}: refused the reference"
+            );
+            let mut reached = vec![false; got.len()];
+            for o in common::byte_offsets(&c.dst) {
+                reached[o as usize..o as usize + c.dst.itemsize()].fill(true);
+            }
+            let element = reached.iter().rposition(|&r| r).unwrap();
+            got[element] ^= 0x5a;
+            assert!(
+                !exact(&got, &plan),
+                "seed {seed:#x} case {case}: took a changed element byte"
+            );
+            got[element] ^= 0x5a;
+            if let Some(gap) = reached.iter().position(|&r| !r) {
+                got[gap] ^= 0x5a;
+                assert!(
+                    !exact(&got, &plan),
+                    "seed {seed:#x} case {case}: took a changed gap byte"
+                );
+                gaps += 1;
+            }
+        }
         // Most of the set's destinations leave bytes between elements.
         assert!(
             gaps >= 3,

@@ -1,6 +1,7 @@
 //! The byte-exact check of `examples/random_bench.rs`: a copy of the pattern-filled source
 //! into a poisoned destination, checked on every core without building a reference
-//! buffer. Included by the example and by the test files (`common::pattern_check`).
+//! buffer. Included by the example and by the test files (`common::pattern_check`);
+//! `cpu_copy.rs` holds it against the plain reference copy (`common::naive_copy`).
 #![allow(dead_code)]
 
 use stridekit::CopyPlan;
@@ -57,19 +58,9 @@ pub fn walk(
     true
 }
 
-/// The destination bytes a sequential walk of `plan` writes over a buffer of `dbytes`
-/// poisoned bytes, from the pattern-filled source (the plain reference).
-pub fn reference(plan: &CopyPlan, dbytes: usize) -> Vec<u8> {
-    let mut want = vec![POISON; dbytes];
-    walk(plan, 0, plan.volume, |d, s| {
-        want[d] = pattern(s as u64);
-        true
-    });
-    want
-}
-
-/// Whether `got`, the destination's bytes after the copy, is byte for byte what
-/// [`reference`] makes, checked on every core without building it: each element's bytes
+/// Whether `got`, the destination's bytes after the copy, is byte for byte the copy of
+/// the pattern into the poisoned destination, checked on every core without building a
+/// reference: each element's bytes
 /// equal the source pattern's, and the bytes no element reaches all kept the poison. The
 /// second follows from counts: the destination is unique, so its elements cover distinct
 /// bytes, already checked; every other byte is poison exactly when the buffer holds as
@@ -95,46 +86,4 @@ pub fn exact(got: &[u8], plan: &CopyPlan) -> bool {
         })
         .try_reduce(|| 0, |a, b| Some(a + b));
     covered.is_some_and(|n| got.par_iter().filter(|&&b| b != POISON).count() == n)
-}
-
-/// The check against itself, no GPU (`random_bench --self-test`, and a CPU test): on the
-/// first `cases` cases of the random set of `seed` at 1-2 MiB, [`exact`] takes what the plain
-/// [`reference`] makes, and refuses it with one byte of an element changed or one byte
-/// that no element reaches. Returns how many of the cases had such bytes.
-pub fn self_test(seed: u64, cases: usize) -> Result<usize, String> {
-    let mut rng = super::random_set::Rng(seed);
-    let mut gaps = 0;
-    for case in 0..cases {
-        let c = super::random_set::next_case(&mut rng, 1);
-        let fail = |what: &str| format!("self-test, seed {seed:#x}, case {case}: {what}");
-        let plan = CopyPlan::new(&c.dst, &c.src).map_err(|e| fail(&e.to_string()))?;
-        let mut got = reference(&plan, c.dst_bytes);
-        if !exact(&got, &plan) {
-            return Err(fail("the check refused the reference"));
-        }
-        let mut reached = vec![false; got.len()];
-        walk(&plan, 0, plan.volume, |d, _| {
-            reached[d] = true;
-            true
-        });
-        let element = reached
-            .iter()
-            .rposition(|&r| r)
-            .ok_or_else(|| fail("no element"))?;
-        got[element] ^= 0x5a;
-        if exact(&got, &plan) {
-            return Err(fail("the check took a changed element byte"));
-        }
-        got[element] ^= 0x5a;
-        if let Some(gap) = reached.iter().position(|&r| !r) {
-            got[gap] ^= 0x5a;
-            if exact(&got, &plan) {
-                return Err(fail(
-                    "the check took a changed byte that no element reaches",
-                ));
-            }
-            gaps += 1;
-        }
-    }
-    Ok(gaps)
 }
