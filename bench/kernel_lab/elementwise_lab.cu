@@ -1,15 +1,22 @@
-// The one-element-a-thread kernel (`strided_copy.cu`) on the random set's byte cases
-// where PyTorch is ahead: unroll depth, offset width and grid shape. Build one binary per
-// compile-time variant, e.g.
+// The one-element-a-thread kernel (`strided_copy.cu`) on the random set's cases where
+// PyTorch is ahead or close: unroll depth, offset width, block size and grid shape. Build
+// one binary per compile-time variant, e.g.
 //   nvcc -O3 -arch=sm_90 -DLAB_UNR=16 -DLAB_OFF="long long" -o /tmp/el16 bench/kernel_lab/elementwise_lab.cu
-// and run each: every case is checked byte for byte against a plain reference kernel,
-// then timed with a persistent grid (the engine's) and with one block per chunk.
+// (byte cases; -DLAB_ELEM="unsigned long long" runs the 8-byte ones) and run each, with
+// the block size as its argument (256, the engine's, unless given): every case is checked
+// byte for byte against a plain reference kernel, then timed with a persistent grid and
+// with one block per chunk (the engine's).
 #include "lab_common.h"
 #include <cstring>
 #include <string>
 #define STR2(x) #x
 #define STR(x) STR2(x)
-#define ELEM unsigned char
+// 16-byte elements: -DLAB_ELEM=E16.
+struct __align__(16) E16 { unsigned long long lo, hi; };
+#ifndef LAB_ELEM
+#define LAB_ELEM unsigned char
+#endif
+#define ELEM LAB_ELEM
 #define NDIM_MAX 8
 #define PMAX 8
 #define UNR LAB_UNR
@@ -27,8 +34,23 @@
 #include "../../crates/stridekit/src/copy/kernels/strided_copy.cu"
 #undef strided_copy
 #undef NDIM
+#define NDIM 3
+#define strided_copy strided_copy_3
+#include "../../crates/stridekit/src/copy/kernels/strided_copy.cu"
+#undef strided_copy
+#undef NDIM
 #define NDIM 4
 #define strided_copy strided_copy_4
+#include "../../crates/stridekit/src/copy/kernels/strided_copy.cu"
+#undef strided_copy
+#undef NDIM
+#define NDIM 5
+#define strided_copy strided_copy_5
+#include "../../crates/stridekit/src/copy/kernels/strided_copy.cu"
+#undef strided_copy
+#undef NDIM
+#define NDIM 6
+#define strided_copy strided_copy_6
 #include "../../crates/stridekit/src/copy/kernels/strided_copy.cu"
 #undef strided_copy
 #undef NDIM
@@ -49,7 +71,9 @@ __global__ void reference(const ELEM* src, ELEM* dst, Params p, int nd) {
     }
 }
 
-struct Case { const char* name; int nd; long long shape[4], dst[4], src[4], soff, doff; };
+// `sectors`: the sector-exact roofline's bytes where `random_bench` printed them (else
+// the byte cases' estimate below).
+struct Case { const char* name; int nd; long long shape[6], dst[6], src[6], soff, doff; double sectors; };
 
 static void fastdiv(unsigned d, unsigned& mul, unsigned& sh) {
     unsigned l = 0;
@@ -59,15 +83,40 @@ static void fastdiv(unsigned d, unsigned& mul, unsigned& sh) {
     sh = (l < 1 ? l : 1) | ((l > 0 ? l - 1 : 0) << 8);
 }
 
-int main() {
+int main(int argc, char** argv) {
     Lab lab;
-    const Case cases[] = {
+    const int block = argc > 1 ? atoi(argv[1]) : 256;
+    const Case byte_cases[] = {
         {"random case 2 (broadcast source, 13-byte runs)", 4, {2, 1712932, 3, 13}, {267217392, 156, 26, 1}, {39, 0, 1, 3}, 0, 0},
         {"random case 16 (rows into every other byte)", 2, {15, 8475868}, {33903476, 2}, {8475868, 1}, 0, 0},
         {"random case 154 (every other byte)", 1, {71441666}, {2}, {2}, 0, 0},
         {"random case 120 (57 bytes every other, broadcast)", 2, {1336282, 57}, {114, 2}, {-1, 0}, 1336281, 0},
     };
-    for (const Case& c : cases) {
+    // The random set's elementwise cases of 8- and 16-byte elements below 0.9 of the
+    // sector-exact roofline (axes as the engine orders them: destination strides falling,
+    // each made positive, size-1 axes dropped, neighbours that merge merged).
+    const Case word_cases[] = {
+        {"random case 9 (8-byte, 5-D)", 5, {63, 49, 5, 51, 21}, {1049580, 10710, 2142, 21, 1}, {-21, -1323, 64827, 324135, -1}, 64826, 0, 265603488.0},
+        {"random case 11 (8-byte, 3-D)", 3, {1318044, 3, 3}, {18, 3, 1}, {3, 1, 4031664}, 0, 0, 284697504.0},
+        {"random case 109 (8-byte, 5-D)", 5, {13, 15, 2, 390, 57}, {1333800, 88920, 44460, 114, 1}, {-1337220, -44574, 17383860, -114, -2}, 16715134, 0, 219029824.0},
+        {"random case 160 (8-byte, 4-D)", 4, {9, 18205, 47, 2}, {6845080, 376, 8, 2}, {98, 882, 2, -1}, 1, 0, 618678720.0},
+        {"random case 196 (8-byte, 4-D)", 4, {37, 382, 11, 63}, {1271296, 3328, 128, 2}, {65, -31265, 2405, -1}, 11912027, 0, 399260288.0},
+    };
+    const Case wide_cases[] = {
+        {"random case 13 (16-byte, 3-D)", 3, {3, 97881, 17}, {3328022, 17, 1}, {-293643, -1, 0}, 685166, 0, 84569376.0},
+        {"random case 29 (16-byte, 3-D)", 3, {9, 210415, 3}, {1262490, 6, 1}, {2524980, -1, 420830}, 210414, 0, 272698272.0},
+        {"random case 42 (16-byte, 4-D)", 4, {7, 8134, 3, 45}, {2196180, 270, 90, 1}, {-270, 0, 90, 2}, 1620, 0, 131215392.0},
+        {"random case 50 (16-byte, 4-D)", 4, {94089, 3, 9, 3}, {324, 108, 12, 1}, {-3, -5080806, 282267, 1}, 10443876, 0, 365818080.0},
+        {"random case 108 (16-byte, 4-D)", 4, {2, 3, 35915, 27}, {11636460, 3878820, 108, 2}, {0, -1, 0, 3}, 2, 0, 372368032.0},
+        {"random case 152 (16-byte, 6-D)", 6, {27, 3, 3, 3434, 3, 3}, {1112616, 370872, 123624, 36, 6, 2}, {1112616, -61812, 10302, -3, 370872, 1}, 133923, 0, 600812640.0},
+        {"random case 184 (16-byte, 2-D)", 2, {735426, 9}, {18, 1}, {-1, -1470852}, 12502241, 0, 247103136.0},
+        {"random case 192 (16-byte, 2-D)", 2, {438465, 13}, {26, 1}, {14, -1}, 12, 0, 210463200.0},
+    };
+    const Case* cases = sizeof(ELEM) == 1 ? byte_cases : sizeof(ELEM) == 8 ? word_cases : wide_cases;
+    const int ncases = sizeof(ELEM) == 1 ? 4 : sizeof(ELEM) == 8 ? (int)(sizeof(word_cases) / sizeof(Case))
+                                                                  : (int)(sizeof(wide_cases) / sizeof(Case));
+    for (int ci = 0; ci < ncases; ++ci) {
+        const Case& c = cases[ci];
         Params p{};
         long long n = 1, slo = 0, shi = 0, dhi = 0;
         for (int k = 0; k < PMAX; ++k) { p.shape[k] = 1; p.mul[k] = 1; p.sh[k] = 0; }
@@ -80,28 +129,29 @@ int main() {
             dhi += (c.shape[k] - 1) * c.dst[k];
         }
         p.n = n;
-        const size_t sbytes = (size_t)(c.soff + shi + 1), dbytes = (size_t)(c.doff + dhi + 1);
-        unsigned char *s, *d, *want;
+        const size_t sbytes = (size_t)(c.soff + shi + 1) * sizeof(ELEM), dbytes = (size_t)(c.doff + dhi + 1) * sizeof(ELEM);
+        ELEM *s, *d, *want;
         CK(cudaMalloc(&s, sbytes)); CK(cudaMalloc(&d, dbytes)); CK(cudaMalloc(&want, dbytes));
-        fill_random<<<4096, 256, 0, lab.st>>>(s, sbytes, 1);
-        fill_random<<<4096, 256, 0, lab.st>>>(want, dbytes, 2);
+        fill_random<<<4096, 256, 0, lab.st>>>((unsigned char*)s, sbytes, 1);
+        fill_random<<<4096, 256, 0, lab.st>>>((unsigned char*)want, dbytes, 2);
         CK(cudaMemcpyAsync(d, want, dbytes, cudaMemcpyDeviceToDevice, lab.st));
         reference<<<4096, 256, 0, lab.st>>>(s + c.soff, want + c.doff, p, c.nd);
-        auto kern = c.nd == 1 ? (void (*)(const ELEM*, ELEM*, const Params))strided_copy_1
-                  : c.nd == 2 ? strided_copy_2 : strided_copy_4;
+        void (*const kernels[])(const ELEM*, ELEM*, const Params) = {
+            strided_copy_1, strided_copy_2, strided_copy_3, strided_copy_4, strided_copy_5, strided_copy_6};
+        auto kern = kernels[c.nd - 1];
         int per_sm = 0;
-        CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kern, 256, 0));
-        const long long chunks = (n + 256LL * UNR - 1) / (256LL * UNR);
+        CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kern, block, 0));
+        const long long chunks = (n + (long long)block * UNR - 1) / ((long long)block * UNR);
         const long long persistent = std::min<long long>(chunks, (long long)lab.prop.multiProcessorCount * per_sm);
         // Written sectors read and written back, source sectors read (a small source once).
-        const double traffic = 2.0 * (double)dbytes + (shi - slo + 1 < (long long)dbytes / 4 ? 0.0 : (double)sbytes);
+        const double traffic = c.sectors > 0 ? c.sectors : 2.0 * (double)dbytes + (shi - slo + 1 < (long long)dbytes / 4 ? 0.0 : (double)sbytes);
         for (long long grid : {persistent, chunks}) {
-            kern<<<(unsigned)grid, 256, 0, lab.st>>>(s + c.soff, d + c.doff, p);
+            kern<<<(unsigned)grid, block, 0, lab.st>>>(s + c.soff, d + c.doff, p);
             CK(cudaGetLastError());
-            const unsigned long long bad = lab.differing(d, want, dbytes);
-            const double ms = lab.median_ms([&] { kern<<<(unsigned)grid, 256, 0, lab.st>>>(s + c.soff, d + c.doff, p); });
-            printf("%-50s UNR %2d OFF %-9s grid %8lld (%d/SM): %.3f ms, %.2f of the sector roofline, %llu bad bytes\n",
-                   c.name, UNR, STR(LAB_OFF), grid, per_sm, ms,
+            const unsigned long long bad = lab.differing((unsigned char*)d, (unsigned char*)want, dbytes);
+            const double ms = lab.median_ms([&] { kern<<<(unsigned)grid, block, 0, lab.st>>>(s + c.soff, d + c.doff, p); });
+            printf("%-50s %zu-byte UNR %2d OFF %-9s block %3d grid %8lld (%d/SM): %.4f ms, %.2f of the sector roofline, %llu bad bytes\n",
+                   c.name, sizeof(ELEM), UNR, STR(LAB_OFF), block, grid, per_sm, ms,
                    traffic / (lab.mem_gbs * 1e6) / ms, bad);
         }
         CK(cudaFree(s)); CK(cudaFree(d)); CK(cudaFree(want));
