@@ -7,14 +7,48 @@
 //   export LD_LIBRARY_PATH=/tmp/standin:<nvidia-cuda-nvrtc wheel>/nvidia/cu13/lib
 //   STRIDEKIT_KERNEL_CACHE=/tmp/kc cargo run --release --example cold_start
 // Timings with it are host time only: never compare them with a GPU's.
+//
+// `STANDIN_COUNT=1` counts the calls of each entry point and prints the counts to stderr
+// when the process exits: run a program with N small copies and with 2N, and the
+// difference over N is what one copy asks of the driver.
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 typedef int CUresult;
 static __thread void* cur_ctx = 0;
 static char ctx_obj[64];
 static long next_handle = 0x1000;
-#define OK return 0
+
+// Call counts: one slot per entry point, found by the address of its name (`__func__` is
+// one array per function), filled under a lock only when counting is on.
+#define STANDIN_SLOTS 160
+static const char* count_names[STANDIN_SLOTS];
+static unsigned long long count_calls[STANDIN_SLOTS];
+static int counting = -1;
+static void print_counts(void) {
+  for (int i = 0; i < STANDIN_SLOTS && count_names[i]; i++)
+    fprintf(stderr, "standin %-40s %llu\n", count_names[i], count_calls[i]);
+}
+static void count(const char* name) {
+  if (counting < 0) {
+    const char* v = getenv("STANDIN_COUNT");
+    counting = v && *v && strcmp(v, "0") != 0;
+    if (counting) atexit(print_counts);
+  }
+  if (!counting) return;
+  static int lock = 0;
+  while (__atomic_exchange_n(&lock, 1, __ATOMIC_ACQUIRE)) {}
+  for (int i = 0; i < STANDIN_SLOTS; i++) {
+    if (count_names[i] == name || !count_names[i]) {
+      count_names[i] = name;
+      count_calls[i]++;
+      break;
+    }
+  }
+  __atomic_store_n(&lock, 0, __ATOMIC_RELEASE);
+}
+#define OK do { count(__func__); return 0; } while (0)
 CUresult cuInit(unsigned f) { OK; }
 CUresult cuDriverGetVersion(int* v) { *v = 13000; OK; }
 CUresult cuDeviceGetCount(int* n) { *n = 1; OK; }

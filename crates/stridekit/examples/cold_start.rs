@@ -53,7 +53,8 @@ fn main() -> R<()> {
             rule: e.to_string(),
         })
     };
-    // Three kernel variants in turn: a tiled f32 transpose, a tiled u8 transpose, a generic 3-D copy.
+    // Kernel variants in turn: a tiled f32 transpose, a tiled u8 transpose, multi-axis
+    // u16 tiles, then a copy whose schedule needs two new kernels (compiled side by side).
     let cases: Vec<(&str, StridedLayout, StridedLayout)> = vec![
         (
             "first copy: transpose 4096x4096 f32",
@@ -66,10 +67,15 @@ fn main() -> R<()> {
             StridedLayout::dense(&[8192, 8192], 1, Order::C)?,
         ),
         (
-            "another variant: (64,64,64) u16 [::2] generic",
+            "another variant: (64,64,64) u16 [::2] into F order, multi-axis tiles",
             StridedLayout::dense(&[64, 64, 128], 2, Order::C)?
                 .sliced(stridekit::s![.., .., ..;2])?,
             StridedLayout::dense(&[64, 64, 64], 2, Order::F)?,
+        ),
+        (
+            "a class of two kernels: (31,3,2,13,91,21) u16 tiles, 2- and 4-byte writes",
+            StridedLayout::dense(&[31, 3, 2, 13, 91, 21], 2, Order::C)?,
+            StridedLayout::dense(&[31, 3, 2, 13, 91, 21], 2, Order::Axes(&[4, 0, 5, 2, 1, 3]))?,
         ),
     ];
     let mut cases = cases;
@@ -176,6 +182,17 @@ fn main() -> R<()> {
     })?;
     let event = stream.context().new_event(None).map_err(err)?;
     let record_us = host_us(&mut || event.record(&stream).map_err(err))?;
+    // The pair every recorded small copy makes: the copy, then the event behind it on the
+    // same stream (the record's event may cost more after queued work than alone).
+    let pair_us = host_us(&mut || {
+        stream.context().bind_to_thread().map_err(err)?;
+        // SAFETY: as above.
+        let r = unsafe {
+            stridekit::cudarc::driver::sys::cuMemcpyAsync(pb, pa, 4096, stream.cu_stream())
+        };
+        r.result().map_err(err)?;
+        event.record(&stream).map_err(err)
+    })?;
     // Planning alone (the engine plans each copy, and keeps the schedules of copies it
     // makes again): the contiguous copy, and the multi-axis tiles.
     let plan_alone = |(_, sl, dl): &(&str, StridedLayout, StridedLayout)| {
@@ -188,6 +205,10 @@ fn main() -> R<()> {
     let (plan_us, tiles_plan_us) = (plan_alone(&small[0])?, plan_alone(&small[2])?);
     println!(
         "the other calls of a small copy, each alone: cuStreamIsCapturing {capture_us:.2} µs, cuEventRecord (via cudarc) {record_us:.2} µs, plan and schedule {plan_us:.2} µs (the multi-axis tiles: {tiles_plan_us:.2} µs)"
+    );
+    println!(
+        "driver floor of a recorded copy: cuMemcpyAsync 4 KiB then cuEventRecord on its stream {pair_us:.2} µs (the event after the copy: {:.2} µs)",
+        pair_us - memcpy_us
     );
     // A peer: cudarc's own safe device-to-device copy, which also records its read and
     // write on the slices' events.

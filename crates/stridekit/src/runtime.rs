@@ -192,6 +192,11 @@ impl Runtime {
         Ok(f)
     }
 
+    /// Whether the kernel of `key` is compiled and loaded already.
+    pub(crate) fn has_function(&self, op: &'static str, key: FunctionKey) -> Result<bool> {
+        Ok(lock(op, "kernel table", &self.functions)?.contains_key(&key))
+    }
+
     /// A loaded module for `source`, or `make`'s, remembered.
     pub(crate) fn module(
         &self,

@@ -19,25 +19,19 @@ pub(super) fn launch(plan: &CopyPlan, dst: u64, src: u64, stream: &Arc<CudaStrea
     }
 }
 
-fn launch_with<const D: usize>(
-    plan: &CopyPlan,
-    runs: Option<&ElementRuns>,
-    dst: u64,
-    src: u64,
-    stream: &Arc<CudaStream>,
-) -> Result<()> {
+/// The kernel the elementwise copy of `plan` runs (for compiling it ahead).
+pub(super) fn kernel_of(plan: &CopyPlan) -> Variant {
+    kernel_with(plan, plan.element_runs().as_ref()).0
+}
+
+/// The kernel for `plan` with its runs (if any), and the items a thread keeps in flight.
+fn kernel_with(plan: &CopyPlan, runs: Option<&ElementRuns>) -> (Variant, usize) {
     let nd = plan.ndim().max(1);
-    // The kernel indexes groups where there are runs, elements otherwise.
     let indexed = runs.map_or(plan, |r| &r.plan);
-    let n = indexed.volume as u64;
-    let p = Params::<D>::new(indexed);
-    let isz = plan.itemsize as i64;
-    let src0 = src.wrapping_add_signed(plan.src_offset * isz);
-    let dst0 = dst.wrapping_add_signed(plan.dst_offset * isz);
-    let wide = n > NARROW_INDICES_UP_TO;
+    let wide = indexed.volume as u64 > NARROW_INDICES_UP_TO;
     // Offsets as the original plan reaches them (groups reach a few bytes past a row).
     let narrow = offsets_fit_32_bits(plan);
-    let (variant, per_thread) = match runs {
+    match runs {
         Some(r) => {
             let reversed = r.plan.src_strides[r.plan.ndim() - 1] < 0;
             let v = Variant::Runs {
@@ -56,7 +50,24 @@ fn launch_with<const D: usize>(
             };
             (v, super::unroll(plan.itemsize))
         }
-    };
+    }
+}
+
+fn launch_with<const D: usize>(
+    plan: &CopyPlan,
+    runs: Option<&ElementRuns>,
+    dst: u64,
+    src: u64,
+    stream: &Arc<CudaStream>,
+) -> Result<()> {
+    // The kernel indexes groups where there are runs, elements otherwise.
+    let indexed = runs.map_or(plan, |r| &r.plan);
+    let n = indexed.volume as u64;
+    let p = Params::<D>::new(indexed);
+    let isz = plan.itemsize as i64;
+    let src0 = src.wrapping_add_signed(plan.src_offset * isz);
+    let dst0 = dst.wrapping_add_signed(plan.dst_offset * isz);
+    let (variant, per_thread) = kernel_with(plan, runs);
     let f = function(stream, plan.itemsize, variant)?;
     let blocks = grid_blocks(n, per_thread);
     let cfg = LaunchConfig {
@@ -118,7 +129,7 @@ mod tests {
     /// 32-bit indices never wraps: its last chunk's index plus the grid's step fits.
     #[test]
     fn narrow_indices_never_wrap_in_the_chunk_loop() {
-        for per_thread in [4usize, 8, 16] {
+        for per_thread in [1usize, 2, 4, 8, 16] {
             let chunk = 256 * per_thread as u64;
             for n in [1, 1000, NARROW_INDICES_UP_TO - 1, NARROW_INDICES_UP_TO] {
                 let blocks = u64::from(grid_blocks(n, per_thread));

@@ -16,6 +16,7 @@
 //! | `Rows` | `channel_reverse.cu` with one channel of bytes: each row in and out as runs of aligned chunks, realigned in shared memory |
 //! | `Channels` | 2 to 4 channels (or one picked out of pixels 2 to 4 elements apart) whose planes and batches all start on 16 bytes: `channel_words.cu` (16 bytes of every plane a thread, regrouped in registers, no block barrier); others: `channel_transpose.cu` (deinterleaving: pixels in, planes out) and `channel_interleave.cu` (planes in, pixels out), over the aligned-chunk runs of `channel_runs.cu` |
 
+mod ahead;
 mod generic;
 mod groups;
 mod ordered;
@@ -475,13 +476,11 @@ pub(crate) fn launch(
         // One run of bytes (most small copies): no schedule to build.
         return memcpy(plan, dst, src, stream);
     }
-    launch_steps(
-        &schedules::schedule(plan, dst, src),
-        dst,
-        src,
-        src_bounds,
-        stream,
-    )
+    let (steps, fresh) = schedules::schedule(plan, dst, src);
+    if fresh.0 && steps.len() > 1 {
+        ahead::compile_ahead(&steps, stream);
+    }
+    launch_steps(&steps, dst, src, src_bounds, stream)
 }
 
 /// The copy `plan` between overlapping regions in independent groups, when the plan

@@ -24,8 +24,8 @@ thread_local! {
 }
 
 /// `plan.schedule(dst, src)`, from this thread's kept schedules when it has planned the
-/// same copy at the same remainders before.
-pub(super) fn schedule(plan: &CopyPlan, dst: u64, src: u64) -> Rc<[CopyStep]> {
+/// same copy at the same remainders before, and whether it was planned just now.
+pub(super) fn schedule(plan: &CopyPlan, dst: u64, src: u64) -> (Rc<[CopyStep]>, Fresh) {
     let key = (
         plan.clone(),
         dst % SCHEDULE_ADDRESS_PERIOD,
@@ -38,7 +38,7 @@ pub(super) fn schedule(plan: &CopyPlan, dst: u64, src: u64) -> Rc<[CopyStep]> {
         .ok()
         .flatten();
     if let Some(steps) = kept {
-        return steps;
+        return (steps, Fresh(false));
     }
     let steps: Rc<[CopyStep]> = plan.schedule(dst, src).into_iter().collect();
     let _ = KEPT_SCHEDULES.try_with(|k| {
@@ -49,8 +49,13 @@ pub(super) fn schedule(plan: &CopyPlan, dst: u64, src: u64) -> Rc<[CopyStep]> {
             k.insert(key, steps.clone());
         }
     });
-    steps
+    (steps, Fresh(true))
 }
+
+/// Whether a schedule was just planned (not kept from an earlier copy on this thread):
+/// then its kernels may not be compiled yet.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct Fresh(pub(super) bool);
 
 #[cfg(test)]
 mod tests {
@@ -71,19 +76,21 @@ mod tests {
     #[test]
     fn kept_schedules_are_the_planned_ones() {
         let p = transposed(40, 1);
-        let first = schedule(&p, 0x1000, 0x2001);
+        let (first, fresh) = schedule(&p, 0x1000, 0x2001);
+        assert_eq!(fresh, Fresh(true));
         assert_eq!(&*first, &p.schedule(0x1000, 0x2001)[..]);
-        let again = schedule(&p, 0x1000 + 7 * SCHEDULE_ADDRESS_PERIOD, 0x2001);
+        let (again, fresh) = schedule(&p, 0x1000 + 7 * SCHEDULE_ADDRESS_PERIOD, 0x2001);
+        assert_eq!(fresh, Fresh(false));
         assert!(
             Rc::ptr_eq(&first, &again),
             "the kept schedule is used again"
         );
         for (d, s) in [(0x1004, 0x2001), (0x1000, 0x2000), (0x1001, 0x2003)] {
-            assert_eq!(&*schedule(&p, d, s), &p.schedule(d, s)[..]);
+            assert_eq!(&*schedule(&p, d, s).0, &p.schedule(d, s)[..]);
         }
         let q = transposed(41, 1);
         assert_eq!(
-            &*schedule(&q, 0x1000, 0x2001),
+            &*schedule(&q, 0x1000, 0x2001).0,
             &q.schedule(0x1000, 0x2001)[..]
         );
     }
@@ -97,7 +104,7 @@ mod tests {
         impl Drop for PlansOnDrop {
             fn drop(&mut self) {
                 let p = transposed(9, 4);
-                let _ = self.0.send(*schedule(&p, 0, 0) == p.schedule(0, 0)[..]);
+                let _ = self.0.send(*schedule(&p, 0, 0).0 == p.schedule(0, 0)[..]);
             }
         }
         thread_local!(static GUARD: RefCell<Option<PlansOnDrop>> = const { RefCell::new(None) });
@@ -105,7 +112,7 @@ mod tests {
         std::thread::spawn(move || {
             GUARD.with(|g| *g.borrow_mut() = Some(PlansOnDrop(tx)));
             let p = transposed(5, 4);
-            assert_eq!(&*schedule(&p, 0, 0), &p.schedule(0, 0)[..]);
+            assert_eq!(&*schedule(&p, 0, 0).0, &p.schedule(0, 0)[..]);
         })
         .join()
         .unwrap();
@@ -120,7 +127,7 @@ mod tests {
     fn a_full_store_starts_again() {
         for n in 2..(2 + 3 * KEPT as i64) {
             let p = transposed(n, 2);
-            assert_eq!(&*schedule(&p, 0, 2), &p.schedule(0, 2)[..]);
+            assert_eq!(&*schedule(&p, 0, 2).0, &p.schedule(0, 2)[..]);
         }
         KEPT_SCHEDULES.with(|k| assert!(k.borrow().len() <= KEPT));
     }

@@ -20,10 +20,7 @@ pub(super) fn launch(t: &TilePlan, dst: u64, src: u64, stream: &Arc<CudaStream>)
     let isz = t.itemsize as i64;
     let src0 = src.wrapping_add_signed(t.src_offset * isz);
     let dst0 = dst.wrapping_add_signed(t.dst_offset * isz);
-    let variant = Variant::Tiled {
-        read: t.read_word * t.itemsize,
-        write: t.write_word * t.itemsize,
-    };
+    let variant = tile_kernel(t);
     let f = function(stream, t.itemsize, variant)?;
     let shared = t.shared_bytes();
     let per_sm = super::resident_blocks(stream, &f, t.itemsize, variant, shared)?;
@@ -42,6 +39,23 @@ pub(super) fn launch(t: &TilePlan, dst: u64, src: u64, stream: &Arc<CudaStream>)
     // kernel carves up.
     unsafe { launch.launch(cfg) }.map_err(driver("strided copy kernel", "cuLaunchKernel"))?;
     Ok(())
+}
+
+/// The kernel tiles of `t` run where the tile kernel's fields hold them.
+fn tile_kernel(t: &TilePlan) -> Variant {
+    Variant::Tiled {
+        read: t.read_word * t.itemsize,
+        write: t.write_word * t.itemsize,
+    }
+}
+
+/// The kernel `launch` runs for `t` (for compiling it ahead): the tile kernel, or the
+/// elementwise one where `t` does not fit its fields.
+pub(super) fn kernel_of(t: &TilePlan) -> Variant {
+    match TileParams::new(t) {
+        Some(_) => tile_kernel(t),
+        None => super::generic::kernel_of(&as_plan(t)),
+    }
 }
 
 /// The copy a tile plan performs, as a plain plan: grid axes, then tile axes, slowest
