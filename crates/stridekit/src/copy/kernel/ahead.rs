@@ -51,7 +51,7 @@ pub(super) fn compile_ahead(steps: &[CopyStep], stream: &Arc<CudaStream>) {
 /// (the steps that schedules of several launches are made of).
 fn planned_kernel(step: &CopyStep) -> Option<(usize, Variant)> {
     match step {
-        CopyStep::Tiled(t) => Some((t.itemsize, tiled::kernel_of(t))),
+        CopyStep::Tiled(t) if t.tiles() > 0 => Some((t.itemsize, tiled::kernel_of(t))),
         CopyStep::Elementwise(p) => Some((p.itemsize, generic::kernel_of(p))),
         _ => None,
     }
