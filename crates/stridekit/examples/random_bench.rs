@@ -344,5 +344,11 @@ fn main() -> R<()> {
     for (_, l) in results.iter().take(10) {
         println!("  {l}");
     }
+    if wrong > 0 {
+        // A copy that moved the wrong bytes fails the run, whatever its speed.
+        return Err(err(format!(
+            "{wrong} of {n} cases copied wrong bytes (marked WRONG BYTES above)"
+        )));
+    }
     Ok(())
 }
