@@ -2,7 +2,9 @@
 // PyTorch is ahead or close: unroll depth, offset width, block size and grid shape. Build
 // one binary per compile-time variant, e.g.
 //   nvcc -O3 -arch=sm_90 -DLAB_UNR=16 -DLAB_OFF="long long" -o /tmp/el16 bench/kernel_lab/elementwise_lab.cu
-// (byte cases; -DLAB_ELEM="unsigned long long" runs the 8-byte ones) and run each, with
+// (byte cases; -DLAB_ELEM="unsigned short", "unsigned int", "unsigned long long" or E16 runs
+// the 2-, 4-, 8- or 16-byte ones; bench/kernel_lab/elementwise_lab.sh builds and runs them
+// all and prints each variant's time against the engine's) and run each, with
 // the block size as its argument (256, the engine's, unless given): every case is checked
 // byte for byte against a plain reference kernel, then timed with a persistent grid and
 // with one block per chunk (the engine's).
@@ -112,9 +114,36 @@ int main(int argc, char** argv) {
         {"random case 184 (16-byte, 2-D)", 2, {735426, 9}, {18, 1}, {-1, -1470852}, 12502241, 0, 247103136.0},
         {"random case 192 (16-byte, 2-D)", 2, {438465, 13}, {26, 1}, {14, -1}, 12, 0, 210463200.0},
     };
-    const Case* cases = sizeof(ELEM) == 1 ? byte_cases : sizeof(ELEM) == 8 ? word_cases : wide_cases;
-    const int ncases = sizeof(ELEM) == 1 ? 4 : sizeof(ELEM) == 8 ? (int)(sizeof(word_cases) / sizeof(Case))
-                                                                  : (int)(sizeof(wide_cases) / sizeof(Case));
+    // The same for 2- and 4-byte elements (runs of consecutive elements on both sides
+    // left out: the engine copies those with the run kernel).
+    const Case half_cases[] = {
+        {"random case 37 (2-byte, 5-D)", 5, {2, 13, 3, 3, 220381}, {111072024, 7933716, 2644572, 440762, 2}, {-3966858, 15867432, 220381, -661143, 1}, 5289144, 0, 515696448.0},
+        {"random case 38 (2-byte, 5-D)", 5, {61, 3, 160, 43, 51}, {4335408, 1445136, 4488, 102, 2}, {26832, -8944, 1636752, -104, 1}, 22256, 0, 676485120.0},
+        {"random case 46 (2-byte, 4-D)", 4, {2061114, 3, 3, 3}, {108, 18, 6, 2}, {36, 12, 74200104, 2}, 0, 0, 1005823680.0},
+        {"random case 47 (2-byte, 4-D)", 4, {41, 2, 45931, 11}, {2020964, 1010482, 22, 2}, {-22, 924, -1848, 2}, 84879520, 0, 499729344.0},
+        {"random case 117 (2-byte, 3-D)", 3, {550860, 25, 3}, {75, 3, 1}, {0, 3, 0}, 0, 0, 82629216.0},
+        {"random case 137 (2-byte, 3-D)", 3, {31, 3, 491067}, {2946402, 982134, 1}, {2946402, 2, 6}, 0, 0, 274023744.0},
+        {"random case 140 (2-byte, 3-D)", 3, {4671236, 3, 3}, {36, 6, 2}, {3, 1, 28027416}, 0, 0, 682000512.0},
+        {"random case 163 (2-byte, 5-D)", 5, {3, 3, 49074, 41, 3}, {74199888, 24733296, 504, 12, 2}, {82, -246, -1476, 2, 72433224}, 72432240, 0, 1097687232.0},
+        {"random case 175 (2-byte, 3-D)", 3, {206030, 3, 87}, {261, 87, 1}, {261, 1, 3}, 0, 0, 215095392.0},
+    };
+    const Case word4_cases[] = {
+        {"random case 6 (4-byte, 2-D)", 2, {1408509, 13}, {30, 1}, {-26, 2}, 36621208, 0, 338042144.0},
+        {"random case 8 (4-byte, 2-D)", 2, {2520004, 13}, {26, 1}, {-1, 2520004}, 2520003, 0, 473760768.0},
+        {"random case 19 (4-byte, 2-D)", 2, {3, 5852249}, {23409000, 2}, {-5852249, 1}, 11704498, 0, 351135104.0},
+        {"random case 126 (4-byte, 4-D)", 4, {2500, 25, 13, 21}, {29400, 1176, 84, 2}, {42, -2730000, 210000, -2}, 65520040, 0, 448500000.0},
+        {"random case 142 (4-byte, 5-D)", 5, {47, 43, 70, 33, 5}, {1986600, 23100, 330, 10, 2}, {33, 3102, -1333860, 1, -266772}, 93103428, 0, 467271104.0},
+    };
+#define LAB_CASES(a) cases = a, ncases = (int)(sizeof(a) / sizeof(Case))
+    const Case* cases = byte_cases;
+    int ncases = 4;
+    switch (sizeof(ELEM)) {
+    case 2: LAB_CASES(half_cases); break;
+    case 4: LAB_CASES(word4_cases); break;
+    case 8: LAB_CASES(word_cases); break;
+    case 16: LAB_CASES(wide_cases); break;
+    default: break;
+    }
     for (int ci = 0; ci < ncases; ++ci) {
         const Case& c = cases[ci];
         Params p{};
