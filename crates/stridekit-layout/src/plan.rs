@@ -511,6 +511,32 @@ impl CopyPlan {
         }
     }
 
+    /// True when each side's span holds exactly as many elements as the plan moves (no
+    /// gaps, in any order and direction): reversals and permutations of whole arrays.
+    ///
+    /// ```
+    /// use stridekit_layout::{CopyPlan, Order, StridedLayout};
+    /// let a = StridedLayout::dense(&[64, 48], 4, Order::C)?;
+    /// let transposed = StridedLayout::dense(&[48, 64], 4, Order::C)?.permuted(&[1, 0])?;
+    /// assert!(CopyPlan::new(&a, &transposed)?.both_sides_dense());
+    /// let every_other = StridedLayout::with_offset(&[64, 48], &[96, 2], 4, 0)?;
+    /// assert!(!CopyPlan::new(&a, &every_other)?.both_sides_dense());
+    /// # Ok::<(), stridekit_layout::LayoutError>(())
+    /// ```
+    pub fn both_sides_dense(&self) -> bool {
+        let fills = |strides: &[i64]| {
+            let span = self
+                .shape
+                .iter()
+                .zip(strides)
+                .try_fold(1i64, |acc, (&n, &s)| {
+                    acc.checked_add((n - 1).checked_mul(s.abs())?)
+                });
+            span == Some(self.volume as i64)
+        };
+        self.volume == 0 || (fills(&self.src_strides) && fills(&self.dst_strides))
+    }
+
     /// True when both sides are one gap-free run of bytes in the same order: one memcpy.
     pub fn is_contiguous(&self) -> bool {
         self.volume == 0

@@ -976,3 +976,78 @@ fn tiles_with_word_multiple_extents_and_their_remainders_are_exact() {
     }
     x.assert_all("tiles with word-multiple extents");
 }
+
+/// Multi-axis tiles whose runs start anywhere (the run kernel, `TilePlan::runs`), scaled-down
+/// layouts of the random set's worst cases, both first elements `s` and `d` elements past
+/// 16-byte alignment: (source, destination).
+fn run_tile_cases(s: i64, d: i64) -> Vec<(StridedLayout, StridedLayout)> {
+    let l = |shape: &[i64], strides: &[i64], isz: usize, off: i64| {
+        StridedLayout::with_offset(shape, strides, isz, off).unwrap()
+    };
+    let n = 40i64;
+    let len = 2000i64;
+    vec![
+        // Bytes, case 106: a dense source with one axis flipped (1323-byte runs) into
+        // 98-byte destination runs, four axes permuted.
+        (
+            l(&[49, 3, n, 3, 9], &[27, 1, 4131, -1377, 3], 1, 2754 + s),
+            l(&[49, 3, n, 3, 9], &[1, -147, 3969, 49, 441], 1, 294 + d),
+        ),
+        // Bytes, case 63: a row read backwards (64-byte tile runs) into 135-byte runs 138
+        // bytes apart.
+        (
+            l(
+                &[3, 45, len],
+                &[2 * len + 2, -3 * (2 * len + 2), -1],
+                1,
+                132 * (2 * len + 2) + len - 1 + s,
+            ),
+            l(&[3, 45, len], &[1, 3, 138], 1, d),
+        ),
+        // Halfwords, case 99: (55, 53) blocks transposed out of padded planes, 106- and
+        // 110-byte runs.
+        (
+            l(&[70, 19, 55, 53], &[54, 56 * 3782, 3782, 1], 2, s),
+            l(&[70, 19, 55, 53], &[1045, 55, 1, 70 * 1045], 2, d),
+        ),
+        // 4-byte elements, case 123: rows read backwards into 45 of every 47 elements of
+        // three interleaved planes.
+        (
+            l(&[45, 3000, 3], &[3001, -1, 3001 * 45], 4, 2999 + s),
+            l(&[45, 3000, 3], &[-1, 141, 47], 4, 44 + d),
+        ),
+    ]
+}
+
+#[test]
+fn run_tile_cases_take_the_run_kernel() {
+    for (src, dst) in run_tile_cases(3, 5) {
+        let steps = CopyPlan::new(&dst, &src)
+            .unwrap()
+            .schedule(1 << 20, 1 << 20);
+        let runs = steps
+            .iter()
+            .any(|s| matches!(s, CopyStep::Tiled(t) if t.runs().is_some()));
+        assert!(runs, "{src} -> {dst}: {steps:?}");
+    }
+}
+
+#[test]
+#[ignore = "needs a CUDA device"]
+fn run_tiles_are_exact_at_every_start_alignment() {
+    let mut x = Exact::new();
+    for (isz, s, d) in (0..16)
+        .map(|s| (s, (s * 7 + 3) % 16))
+        .flat_map(|(s, d)| [1i64, 2, 4].map(|isz| (isz, s, d)))
+    {
+        if s % isz != 0 || d % isz != 0 {
+            continue;
+        }
+        for (src, dst) in run_tile_cases(s / isz, d / isz) {
+            if src.itemsize() as i64 == isz {
+                x.check(&src, &dst);
+            }
+        }
+    }
+    x.assert_all("run tiles");
+}

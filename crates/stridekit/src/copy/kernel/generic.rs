@@ -43,12 +43,14 @@ fn kernel_with(plan: &CopyPlan, runs: Option<&ElementRuns>) -> (Variant, usize) 
             (v, super::RUN_UNROLL)
         }
         None => {
+            let unr = super::unroll(plan);
             let v = Variant::Generic {
                 ndim: nd,
                 wide,
                 narrow,
+                unr,
             };
-            (v, super::unroll(plan.itemsize))
+            (v, unr)
         }
     }
 }

@@ -9,7 +9,7 @@
 //! | `Memcpy` | `cuMemcpyAsync` |
 //! | `Elementwise` | bytes contiguous in the destination and read forwards or backwards: `element_runs.cu`, 4 bytes of the last axis a thread, one index decomposition and one aligned store per group; others: `strided_copy.cu`, one thread per element; both keep several loads in flight |
 //! | `Transpose` | `tiled_transpose.cu`, 32 x 32 word tiles over two axes; 1- and 2-byte elements that no 4-byte word keeps aligned: `word_transpose.cu` (aligned 4-byte words at any start, realigned with funnel shifts across lanes, blocks transposed in registers) |
-//! | `Tiled` | `tile_copy.cu`: tiles over several axes, tables in shared memory, words |
+//! | `Tiled` | `tile_copy.cu`: tiles over several axes, tables in shared memory, words; tiles whose runs of 32 bytes or more start anywhere (no 16-byte words on a side, [`stridekit_layout::TilePlan::runs`]): `tile_runs.cu`, every run in and out as aligned 16-byte chunks, gathered through a table of one entry per element |
 //! | (overlapping views) | `group_copy.cu`: independent groups of the last axis ([`CopyPlan::overlap_groups`]), each read whole into shared memory before it is written; one shifted run: `ordered_copy.cu`, chunks in a safe order, each written once the chunks it overwrites are read ([`CopyPlan::ordered_chunks`]) |
 //! | `SmallMatrices` | 1- and 2-byte elements: `small_matrices.cu`, whole matrices a tile, one run in and out, compile-time extents; 4-byte ones: `small_words.cu`, a warp per run of whole matrices in its own slice of shared memory, no block barrier |
 //! | `ReversedChannels` | `channel_reverse.cu`: pixels in and out as runs of aligned chunks, channels reversed in registers |
@@ -59,6 +59,15 @@ const ORDERED_COPY: &str = concat!(
     include_str!("../kernels/staged_runs.cu"),
     include_str!("../kernels/ordered_copy.cu")
 );
+/// The multi-axis tile kernels, each after the parameter block they share.
+const TILE_COPY: &str = concat!(
+    include_str!("../kernels/tile_params.cu"),
+    include_str!("../kernels/tile_copy.cu")
+);
+const TILE_RUNS: &str = concat!(
+    include_str!("../kernels/tile_params.cu"),
+    include_str!("../kernels/tile_runs.cu")
+);
 const SMALL_MATRICES: &str = concat!(
     include_str!("../kernels/channel_runs.cu"),
     include_str!("../kernels/small_matrices.cu")
@@ -67,12 +76,13 @@ const SMALL_MATRICES: &str = concat!(
 /// Which copy kernel, and its compile-time shape.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 enum Variant {
-    /// One thread per element, any layout; rank, 64-bit indexing, and 32-bit element
-    /// offsets (`narrow`: both sides' offsets fit them).
+    /// One thread per element, any layout; rank, 64-bit indexing, 32-bit element offsets
+    /// (`narrow`: both sides' offsets fit them), and elements a thread keeps in flight.
     Generic {
         ndim: usize,
         wide: bool,
         narrow: bool,
+        unr: usize,
     },
     /// Groups of 4 bytes of the last axis a thread (`ElementRuns`), the source read
     /// backwards when `reversed`.
@@ -107,6 +117,8 @@ enum Variant {
     SmallWords { na: usize, nl: usize },
     /// Tiles over several axes; bytes per read and per written word.
     Tiled { read: usize, write: usize },
+    /// Tiles over several axes moved run by run in aligned 16-byte chunks.
+    TiledRuns,
     /// Overlapping views in independent groups of the last axis.
     Groups { ndim: usize },
     /// One shifted run in ordered chunks.
@@ -117,9 +129,14 @@ impl Variant {
     /// The runtime's key for this variant's kernel of `itemsize`-byte elements.
     fn key(self, itemsize: usize) -> FunctionKey {
         match self {
-            Variant::Generic { ndim, wide, narrow } => (
+            Variant::Generic {
+                ndim,
+                wide,
+                narrow,
+                unr,
+            } => (
                 "strided_copy",
-                [itemsize, ndim, wide as usize, narrow as usize],
+                [itemsize, ndim, wide as usize + 2 * narrow as usize, unr],
             ),
             Variant::Runs {
                 ndim,
@@ -152,6 +169,7 @@ impl Variant {
             Variant::SmallMatrices { na, nl } => ("small_matrices", [itemsize, na, nl, 0]),
             Variant::SmallWords { na, nl } => ("small_words", [itemsize, na, nl, 0]),
             Variant::Tiled { read, write } => ("tile_copy", [itemsize, read, write, 0]),
+            Variant::TiledRuns => ("tile_runs", [itemsize, 0, 0, 0]),
             Variant::Groups { ndim } => ("group_copy", [itemsize, ndim, 0, 0]),
             Variant::Ordered => ("ordered_copy", [itemsize, 0, 0, 0]),
         }
@@ -170,18 +188,23 @@ fn word_type(bytes: usize) -> Option<&'static str> {
     })
 }
 
-/// Elements each thread of the elementwise kernel keeps in flight. Elements of 2 and 4
-/// bytes: 32 bytes, enough to cover memory latency. Bytes: 4, whose grid of one block per
-/// chunk keeps enough in flight (`bench/kernel_lab/elementwise_lab.cu`: 4 beat 8 and 16
-/// on scattered byte stores). Elements of 8 and 16 bytes: 16 bytes (2 and 1 elements);
-/// the same lab on the random set's 13 elementwise cases of those sizes below 0.9 of the
-/// roofline: 0.3-6.4% faster on every one than the 4 elements they kept before, where
-/// 8 bytes a thread (one 8-byte element) lost 10% on one of them.
-fn unroll(itemsize: usize) -> usize {
-    match itemsize {
+/// Elements each thread of the elementwise kernel keeps in flight for `plan`
+/// (`bench/kernel_lab/elementwise_lab.cu` on the random set's elementwise cases below 0.9
+/// of the roofline, then the engine on every elementwise case of the size, H100). Bytes:
+/// 4, whose grid of one block per chunk keeps enough in flight (4 beat 8 and 16 on
+/// scattered byte stores). Elements of 2 bytes: 16 (4 gained 5-9% on five cases and lost
+/// 11% on two; 8 was even). Elements of 4 bytes: 2 where either side has gaps (6-14%
+/// faster than 8 on the seven such cases below 0.9, even on the others), 8 where both
+/// sides are dense (reversals and permutations of whole arrays: 2 lost 6-9% on three of
+/// them). Elements of 8 and 16 bytes: 16 bytes (2 and 1 elements; 0.3-6.4% faster on
+/// every one of 13 cases than 4 elements, where 8 bytes a thread lost 10% on one).
+fn unroll(plan: &CopyPlan) -> usize {
+    match plan.itemsize {
         1 => 4,
-        8 | 16 => 16 / itemsize,
-        _ => (32 / itemsize).clamp(4, 16),
+        2 => 16,
+        4 if plan.both_sides_dense() => 8,
+        4 => 2,
+        isz => (16 / isz).max(1),
     }
 }
 
@@ -234,8 +257,13 @@ fn kernel_source(itemsize: usize, variant: Variant) -> Result<(String, &'static 
     let elem = word_type(itemsize).ok_or_else(|| unsupported(itemsize))?;
     let wt = |bytes: usize| word_type(bytes).ok_or_else(|| unsupported(bytes));
     let (defs, body, name) = match variant {
-        Variant::Generic { ndim, wide, narrow } => (
-            index_defines(ndim, unroll(itemsize), wide, narrow),
+        Variant::Generic {
+            ndim,
+            wide,
+            narrow,
+            unr,
+        } => (
+            index_defines(ndim, unr, wide, narrow),
             include_str!("../kernels/strided_copy.cu"),
             "strided_copy",
         ),
@@ -330,9 +358,10 @@ fn kernel_source(itemsize: usize, variant: Variant) -> Result<(String, &'static 
                 write / itemsize,
                 stridekit_layout::TilePlan::loads_per_thread(read)
             ),
-            include_str!("../kernels/tile_copy.cu"),
+            TILE_COPY,
             "tile_copy",
         ),
+        Variant::TiledRuns => ("#define PMAX 8\n".to_string(), TILE_RUNS, "tile_runs"),
         Variant::Groups { ndim } => (
             format!("#define NDIM {ndim}\n#define PMAX {}\n", params::pmax(ndim)),
             GROUP_COPY,
@@ -627,7 +656,7 @@ fn launch_steps(
                     generic::launch(p, dst, src, stream)?;
                 }
             }
-            CopyStep::Tiled(t) => tiled::launch(t, dst, src, stream)?,
+            CopyStep::Tiled(t) => tiled::launch(t, dst, src, src_bounds, stream)?,
             CopyStep::Channels { plan: p, a, l } => {
                 if !runs::channels(p, (*a, *l), dst, src, src_bounds, stream)? {
                     generic::launch(p, dst, src, stream)?;
@@ -680,7 +709,17 @@ mod tests {
         for isz in [1usize, 2, 4, 8, 16] {
             for ndim in [1usize, 2, 3, 8, 9] {
                 for (wide, narrow) in [(false, true), (false, false), (true, false)] {
-                    variants.push((isz, Variant::Generic { ndim, wide, narrow }));
+                    for unr in [1usize, 2, 4, 8, 16] {
+                        if unr * isz <= 32 {
+                            let v = Variant::Generic {
+                                ndim,
+                                wide,
+                                narrow,
+                                unr,
+                            };
+                            variants.push((isz, v));
+                        }
+                    }
                     if isz == 1 {
                         for reversed in [false, true] {
                             let v = Variant::Runs {
@@ -707,6 +746,9 @@ mod tests {
                         variants.push((isz, Variant::Tiled { read, write }));
                     }
                 }
+            }
+            if isz <= 8 {
+                variants.push((isz, Variant::TiledRuns));
             }
         }
         for isz in [1usize, 2] {
