@@ -31,7 +31,6 @@ mod runs;
 mod schedule;
 mod slice;
 mod tile;
-mod tile_runs;
 mod transform;
 
 pub use dims::{Dims, MAX_NDIM};
@@ -44,5 +43,4 @@ pub use runs::ElementRuns;
 pub use schedule::{CopyStep, SCHEDULE_ADDRESS_PERIOD};
 pub use slice::{IntoRangeBounds, SliceArg};
 pub use tile::{TilePlan, TILE_MAX_AXES};
-pub use tile_runs::{TileRuns, RUN_GROUP, RUN_MIN_BYTES};
 pub use transform::AxisMask;

@@ -80,7 +80,10 @@ mod tests {
         let kernels: Vec<_> = steps.iter().map(planned_kernel).collect();
         assert_eq!(
             kernels,
-            [Some((2, Variant::TiledRuns)), Some((2, Variant::TiledRuns))]
+            [
+                Some((2, Variant::Tiled { read: 4, write: 2 })),
+                Some((2, Variant::Tiled { read: 4, write: 4 }))
+            ]
         );
     }
 

@@ -9,7 +9,7 @@
 //! | `Memcpy` | `cuMemcpyAsync` |
 //! | `Elementwise` | bytes contiguous in the destination and read forwards or backwards: `element_runs.cu`, 4 bytes of the last axis a thread, one index decomposition and one aligned store per group; others: `strided_copy.cu`, one thread per element; both keep several loads in flight |
 //! | `Transpose` | `tiled_transpose.cu`, 32 x 32 word tiles over two axes; 1- and 2-byte elements that no 4-byte word keeps aligned: `word_transpose.cu` (aligned 4-byte words at any start, realigned with funnel shifts across lanes, blocks transposed in registers) |
-//! | `Tiled` | `tile_copy.cu`: tiles over several axes, tables in shared memory, words; tiles whose runs of 32 bytes or more start anywhere (no 16-byte words on a side, [`stridekit_layout::TilePlan::runs`]): `tile_runs.cu`, every run in and out as aligned 16-byte chunks, gathered through a table of one entry per element |
+//! | `Tiled` | `tile_copy.cu`: tiles over several axes, tables in shared memory, words |
 //! | (overlapping views) | `group_copy.cu`: independent groups of the last axis ([`CopyPlan::overlap_groups`]), each read whole into shared memory before it is written; one shifted run: `ordered_copy.cu`, chunks in a safe order, each written once the chunks it overwrites are read ([`CopyPlan::ordered_chunks`]) |
 //! | `SmallMatrices` | 1- and 2-byte elements: `small_matrices.cu`, whole matrices a tile, one run in and out, compile-time extents; 4-byte ones: `small_words.cu`, a warp per run of whole matrices in its own slice of shared memory, no block barrier |
 //! | `ReversedChannels` | `channel_reverse.cu`: pixels in and out as runs of aligned chunks, channels reversed in registers |
@@ -58,15 +58,6 @@ const GROUP_COPY: &str = concat!(
 const ORDERED_COPY: &str = concat!(
     include_str!("../kernels/staged_runs.cu"),
     include_str!("../kernels/ordered_copy.cu")
-);
-/// The multi-axis tile kernels, each after the parameter block they share.
-const TILE_COPY: &str = concat!(
-    include_str!("../kernels/tile_params.cu"),
-    include_str!("../kernels/tile_copy.cu")
-);
-const TILE_RUNS: &str = concat!(
-    include_str!("../kernels/tile_params.cu"),
-    include_str!("../kernels/tile_runs.cu")
 );
 const SMALL_MATRICES: &str = concat!(
     include_str!("../kernels/channel_runs.cu"),
@@ -117,8 +108,6 @@ enum Variant {
     SmallWords { na: usize, nl: usize },
     /// Tiles over several axes; bytes per read and per written word.
     Tiled { read: usize, write: usize },
-    /// Tiles over several axes moved run by run in aligned 16-byte chunks.
-    TiledRuns,
     /// Overlapping views in independent groups of the last axis.
     Groups { ndim: usize },
     /// One shifted run in ordered chunks.
@@ -169,7 +158,6 @@ impl Variant {
             Variant::SmallMatrices { na, nl } => ("small_matrices", [itemsize, na, nl, 0]),
             Variant::SmallWords { na, nl } => ("small_words", [itemsize, na, nl, 0]),
             Variant::Tiled { read, write } => ("tile_copy", [itemsize, read, write, 0]),
-            Variant::TiledRuns => ("tile_runs", [itemsize, 0, 0, 0]),
             Variant::Groups { ndim } => ("group_copy", [itemsize, ndim, 0, 0]),
             Variant::Ordered => ("ordered_copy", [itemsize, 0, 0, 0]),
         }
@@ -358,10 +346,9 @@ fn kernel_source(itemsize: usize, variant: Variant) -> Result<(String, &'static 
                 write / itemsize,
                 stridekit_layout::TilePlan::loads_per_thread(read)
             ),
-            TILE_COPY,
+            include_str!("../kernels/tile_copy.cu"),
             "tile_copy",
         ),
-        Variant::TiledRuns => ("#define PMAX 8\n".to_string(), TILE_RUNS, "tile_runs"),
         Variant::Groups { ndim } => (
             format!("#define NDIM {ndim}\n#define PMAX {}\n", params::pmax(ndim)),
             GROUP_COPY,
@@ -656,7 +643,7 @@ fn launch_steps(
                     generic::launch(p, dst, src, stream)?;
                 }
             }
-            CopyStep::Tiled(t) => tiled::launch(t, dst, src, src_bounds, stream)?,
+            CopyStep::Tiled(t) => tiled::launch(t, dst, src, stream)?,
             CopyStep::Channels { plan: p, a, l } => {
                 if !runs::channels(p, (*a, *l), dst, src, src_bounds, stream)? {
                     generic::launch(p, dst, src, stream)?;
@@ -691,6 +678,21 @@ fn launch_steps(
 mod tests {
     use super::*;
 
+    /// 4-byte elements keep 2 in flight where a side has gaps, 8 where both are dense.
+    #[test]
+    fn elementwise_depth_of_4_byte_elements_follows_gaps() {
+        use stridekit_layout::{Order, StridedLayout};
+        let dense = StridedLayout::dense(&[1000, 3], 4, Order::C).unwrap();
+        let reversed = StridedLayout::with_offset(&[1000, 3], &[-3, -1], 4, 2999).unwrap();
+        let gapped = StridedLayout::with_offset(&[1000, 3], &[6, 2], 4, 0).unwrap();
+        let plan = |d: &StridedLayout, s: &StridedLayout| CopyPlan::new(d, s).unwrap();
+        assert_eq!(unroll(&plan(&dense, &reversed)), 8);
+        assert_eq!(unroll(&plan(&dense, &gapped)), 2);
+        assert_eq!(unroll(&plan(&gapped, &dense)), 2);
+        let bytes = StridedLayout::dense(&[1000, 3], 1, Order::C).unwrap();
+        assert_eq!(unroll(&plan(&bytes, &bytes)), 4);
+    }
+
     /// Every kernel variant the schedule can ask for (a representative of each family of
     /// defines), compiled by NVRTC for Hopper without a GPU. Needs libnvrtc on the loader
     /// path (CI installs the `nvidia-cuda-nvrtc` wheel); without it the test says so and
@@ -709,16 +711,22 @@ mod tests {
         for isz in [1usize, 2, 4, 8, 16] {
             for ndim in [1usize, 2, 3, 8, 9] {
                 for (wide, narrow) in [(false, true), (false, false), (true, false)] {
-                    for unr in [1usize, 2, 4, 8, 16] {
-                        if unr * isz <= 32 {
-                            let v = Variant::Generic {
-                                ndim,
-                                wide,
-                                narrow,
-                                unr,
-                            };
-                            variants.push((isz, v));
-                        }
+                    // The depths `unroll` picks for the size.
+                    let depths: &[usize] = match isz {
+                        1 => &[4],
+                        2 => &[16],
+                        4 => &[2, 8],
+                        8 => &[2],
+                        _ => &[1],
+                    };
+                    for &unr in depths {
+                        let v = Variant::Generic {
+                            ndim,
+                            wide,
+                            narrow,
+                            unr,
+                        };
+                        variants.push((isz, v));
                     }
                     if isz == 1 {
                         for reversed in [false, true] {
@@ -746,9 +754,6 @@ mod tests {
                         variants.push((isz, Variant::Tiled { read, write }));
                     }
                 }
-            }
-            if isz <= 8 {
-                variants.push((isz, Variant::TiledRuns));
             }
         }
         for isz in [1usize, 2] {

@@ -1,7 +1,7 @@
 //! Kernel parameter blocks, laid out as the CUDA structs in `copy/kernels/`.
 
 use cudarc::driver::DeviceRepr;
-use stridekit_layout::{CopyPlan, TilePlan, TileRuns};
+use stridekit_layout::{CopyPlan, TilePlan};
 
 /// Largest rank a kernel parameter block holds (the layout maximum).
 pub(super) const MAXD: usize = stridekit_layout::MAX_NDIM;
@@ -161,45 +161,6 @@ impl TileParams {
             p.dst_steps[g] = t.dst_steps[g];
         }
         Some(p)
-    }
-}
-
-/// `RunParams` of `tile_runs.cu`: a tile's runs ([`TileRuns`]).
-#[repr(C)]
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(super) struct RunParams {
-    rs: i32,
-    rd: i32,
-    ms: i32,
-    slot: i32,
-    nrs: i32,
-    nrd: i32,
-    nf: i32,
-    image_bytes: i32,
-    group: i32,
-    row: i32,
-}
-
-// SAFETY: plain C struct matching `RunParams` in tile_runs.cu: ten 4-byte fields.
-unsafe impl DeviceRepr for RunParams {}
-
-impl RunParams {
-    /// The block for `r`, or `None` outside 32-bit fields (`TilePlan::runs` keeps tiles far
-    /// inside them; this guards the conversion).
-    pub(super) fn new(r: &TileRuns) -> Option<Self> {
-        let f = |n: usize| i32::try_from(n).ok();
-        Some(RunParams {
-            rs: f(r.src_run)?,
-            rd: f(r.dst_run)?,
-            ms: f(r.chunk_slots)?,
-            slot: f(r.slot_bytes)?,
-            nrs: f(r.src_runs)?,
-            nrd: f(r.dst_runs)?,
-            nf: f(r.whole_chunks)?,
-            image_bytes: f(r.image_bytes)?,
-            group: f(r.group.max(1))?,
-            row: f(r.row_entries)?,
-        })
     }
 }
 

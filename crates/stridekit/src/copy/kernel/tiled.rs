@@ -1,22 +1,15 @@
-//! The multi-axis tile kernels: `tile_copy.cu` (words), `tile_runs.cu` (runs that start
-//! anywhere, as aligned 16-byte chunks).
+//! The multi-axis tile kernel (`tile_copy.cu`).
 
-use super::params::{RunParams, TileParams};
+use super::params::TileParams;
 use super::{function, sm_count, Variant};
 use crate::error::{driver, Result};
 use cudarc::driver::{CudaStream, LaunchConfig, PushKernelArg};
 use std::sync::Arc;
-use stridekit_layout::{CopyPlan, TilePlan, TileRuns};
+use stridekit_layout::{CopyPlan, TilePlan};
 
-/// Launches `t` between base addresses `dst` and `src` (the source's memory spans
-/// `src_bounds`): a persistent grid of 256-thread blocks looping over the tiles.
-pub(super) fn launch(
-    t: &TilePlan,
-    dst: u64,
-    src: u64,
-    src_bounds: (u64, u64),
-    stream: &Arc<CudaStream>,
-) -> Result<()> {
+/// Launches `t` between base addresses `dst` and `src`: a persistent grid of 256-thread
+/// blocks looping over the tiles.
+pub(super) fn launch(t: &TilePlan, dst: u64, src: u64, stream: &Arc<CudaStream>) -> Result<()> {
     let Some(p) = TileParams::new(t) else {
         // Outside the kernel's 32-bit fields: elementwise over the tile's own plan.
         return super::generic::launch(&as_plan(t), dst, src, stream);
@@ -27,9 +20,6 @@ pub(super) fn launch(
     let isz = t.itemsize as i64;
     let src0 = src.wrapping_add_signed(t.src_offset * isz);
     let dst0 = dst.wrapping_add_signed(t.dst_offset * isz);
-    if let Some(r) = t.runs().and_then(|r| Some((r, RunParams::new(&r)?))) {
-        return launch_runs(t, r, (dst0, src0), src_bounds, p, stream);
-    }
     let variant = tile_kernel(t);
     let f = function(stream, t.itemsize, variant)?;
     let shared = t.shared_bytes();
@@ -51,46 +41,6 @@ pub(super) fn launch(
     Ok(())
 }
 
-/// Launches `t`'s tiles run by run (`tile_runs.cu`), tile 0's first elements at `dst0` and
-/// `src0`.
-fn launch_runs(
-    t: &TilePlan,
-    (r, rp): (TileRuns, RunParams),
-    (dst0, src0): (u64, u64),
-    (lo, hi): (u64, u64),
-    p: TileParams,
-    stream: &Arc<CudaStream>,
-) -> Result<()> {
-    let variant = Variant::TiledRuns;
-    let f = function(stream, t.itemsize, variant)?;
-    let shared = r.shared_bytes();
-    let per_sm = super::resident_blocks(stream, &f, t.itemsize, variant, shared)?;
-    let groups = t.tiles().div_ceil(r.group.max(1) as u64);
-    let blocks = groups.min(sm_count(stream)?.max(1) * per_sm) as u32;
-    let cfg = LaunchConfig {
-        grid_dim: (blocks, 1, 1),
-        block_dim: (256, 1, 1),
-        shared_mem_bytes: shared as u32,
-    };
-    let mut launch = stream.launch_builder(&f);
-    launch
-        .arg(&src0)
-        .arg(&dst0)
-        .arg(&p)
-        .arg(&rp)
-        .arg(&lo)
-        .arg(&hi);
-    // SAFETY: the kernel's parameters are (const ELEM*, ELEM*, TileParams, RunParams,
-    // unsigned long long, unsigned long long), passed in that order; every element a tile
-    // reaches lies inside memory the callers' views validated (the tiles partition the
-    // plan's elements); whole 16-byte chunks are read only inside [lo, hi), the source's
-    // memory (elsewhere the run's own bytes); only the destination's elements are written
-    // (a chunk's bytes outside its run are never stored); dynamic shared memory is the
-    // size `TileRuns::shared_bytes` that the kernel carves up.
-    unsafe { launch.launch(cfg) }.map_err(driver("strided copy kernel", "cuLaunchKernel"))?;
-    Ok(())
-}
-
 /// The kernel tiles of `t` run where the tile kernel's fields hold them.
 fn tile_kernel(t: &TilePlan) -> Variant {
     Variant::Tiled {
@@ -103,7 +53,6 @@ fn tile_kernel(t: &TilePlan) -> Variant {
 /// elementwise one where `t` does not fit its fields.
 pub(super) fn kernel_of(t: &TilePlan) -> Variant {
     match TileParams::new(t) {
-        Some(_) if t.runs().and_then(|r| RunParams::new(&r)).is_some() => Variant::TiledRuns,
         Some(_) => tile_kernel(t),
         None => super::generic::kernel_of(&as_plan(t)),
     }

@@ -8,6 +8,16 @@
 // (coalesced along the source's fast axes; a thread's words of a tile all in flight at
 // once), scatters into the slots, and writes in destination order (coalesced along the
 // destination's) while the next tile's reads are in flight.
+struct TileParams {
+    long long src_steps[8]; long long dst_steps[8];   // per grid axis, elements
+    unsigned int counts[8]; unsigned int mul[8]; unsigned int sh[8];  // grid axes, FastDiv
+    int ext[8]; int sstr[8]; int dstr[8]; int wgt[8];  // tile axes, destination order
+    unsigned int tmul[8]; unsigned int tsh[8];         // FastDiv by each tile extent
+    int sorder[8];                                     // tile axes in source order
+    int nt, ng, vol; unsigned int ntiles;
+    int data_bytes, pos_bytes;                          // shared-memory carve-up
+    int sbase, jbase;  // offset and position of a tile's lowest source element
+};
 union RUnion { RWORD w; ELEM e[RW]; };
 // Shared-memory slot of destination-order element j (`TilePlan::slot`): 4 bytes of
 // padding per 128 (one element per 32 for elements of 4 bytes and more).
@@ -15,6 +25,20 @@ union RUnion { RWORD w; ELEM e[RW]; };
 #define PADG ((int)(sizeof(ELEM) >= 4 ? 32 : 128 / sizeof(ELEM)))
 #define SLOT(j) ((j) + PADP * ((j) / PADG))
 union WUnion { WWORD w; ELEM e[WW]; };
+// Source and destination offsets of tile `t`'s first element (grid axis 0 fastest).
+__device__ __forceinline__ void tile_base(const TileParams& p, unsigned int t, long long& sb, long long& db) {
+    unsigned int rem = t;
+    sb = 0;
+    db = 0;
+    for (int g = 0; g < p.ng; ++g) {
+        const unsigned int hi = __umulhi(rem, p.mul[g]);
+        const unsigned int q = (hi + ((rem - hi) >> (p.sh[g] & 0xffu))) >> (p.sh[g] >> 8);
+        const unsigned int c = rem - q * p.counts[g];
+        rem = q;
+        sb += (long long)c * p.src_steps[g];
+        db += (long long)c * p.dst_steps[g];
+    }
+}
 // A thread's read words of one tile, all issued before any is used.
 __device__ __forceinline__ void load_tile(RWORD (&buf)[UNR], const ELEM* __restrict__ s, const int* soff, int nr) {
 #pragma unroll
@@ -38,7 +62,8 @@ extern "C" __global__ void __launch_bounds__(256, 4) tile_copy(const ELEM* __res
         int so = p.sbase, j = p.jbase;
         for (int q = 0; q < p.nt; ++q) {
             const int k = p.sorder[q];
-            const unsigned int quo = tile_div(p, k, rem);
+            const unsigned int hi = __umulhi(rem, p.tmul[k]);
+            const unsigned int quo = (hi + ((rem - hi) >> (p.tsh[k] & 0xffu))) >> (p.tsh[k] >> 8);
             const int c = (int)(rem - quo * (unsigned int)p.ext[k]);
             rem = quo;
             so += c * p.sstr[k];
@@ -50,7 +75,8 @@ extern "C" __global__ void __launch_bounds__(256, 4) tile_copy(const ELEM* __res
             unsigned int r = i;
             int d = 0;
             for (int k = 0; k < p.nt; ++k) {
-                const unsigned int quo = tile_div(p, k, r);
+                const unsigned int hi = __umulhi(r, p.tmul[k]);
+                const unsigned int quo = (hi + ((r - hi) >> (p.tsh[k] & 0xffu))) >> (p.tsh[k] >> 8);
                 d += (int)(r - quo * (unsigned int)p.ext[k]) * p.dstr[k];
                 r = quo;
             }
