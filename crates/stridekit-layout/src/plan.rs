@@ -511,6 +511,20 @@ impl CopyPlan {
         }
     }
 
+    /// Elements each side's span holds, source then destination (`None` past `i64`):
+    /// `volume` for a side without gaps, more for one with gaps, less for a broadcast.
+    fn spans(&self) -> Option<(i64, i64)> {
+        let span = |strides: &[i64]| {
+            self.shape
+                .iter()
+                .zip(strides)
+                .try_fold(1i64, |acc, (&n, &s)| {
+                    acc.checked_add((n - 1).checked_mul(s.abs())?)
+                })
+        };
+        Some((span(&self.src_strides)?, span(&self.dst_strides)?))
+    }
+
     /// True when each side's span holds exactly as many elements as the plan moves (no
     /// gaps, in any order and direction): reversals and permutations of whole arrays.
     ///
@@ -524,17 +538,31 @@ impl CopyPlan {
     /// # Ok::<(), stridekit_layout::LayoutError>(())
     /// ```
     pub fn both_sides_dense(&self) -> bool {
-        let fills = |strides: &[i64]| {
-            let span = self
-                .shape
-                .iter()
-                .zip(strides)
-                .try_fold(1i64, |acc, (&n, &s)| {
-                    acc.checked_add((n - 1).checked_mul(s.abs())?)
-                });
-            span == Some(self.volume as i64)
-        };
-        self.volume == 0 || (fills(&self.src_strides) && fills(&self.dst_strides))
+        let v = self.volume as i64;
+        self.volume == 0 || self.spans() == Some((v, v))
+    }
+
+    /// True when a side has gaps between its elements and the source reads every element
+    /// once (no broadcast axis).
+    ///
+    /// ```
+    /// use stridekit_layout::{CopyPlan, Order, StridedLayout};
+    /// let a = StridedLayout::dense(&[64, 48], 4, Order::C)?;
+    /// let every_other = StridedLayout::with_offset(&[64, 48], &[96, 2], 4, 0)?;
+    /// assert!(CopyPlan::new(&a, &every_other)?.has_gaps());
+    /// let row = StridedLayout::with_offset(&[64, 48], &[0, 2], 4, 0)?; // a broadcast
+    /// assert!(!CopyPlan::new(&a, &row)?.has_gaps());
+    /// assert!(!CopyPlan::new(&a, &a.permuted(&[0, 1])?)?.has_gaps());
+    /// # Ok::<(), stridekit_layout::LayoutError>(())
+    /// ```
+    pub fn has_gaps(&self) -> bool {
+        let v = self.volume as i64;
+        let broadcast = self
+            .shape
+            .iter()
+            .zip(&self.src_strides)
+            .any(|(&n, &s)| n > 1 && s == 0);
+        !broadcast && self.spans().is_some_and(|(s, d)| s > v || d > v)
     }
 
     /// True when both sides are one gap-free run of bytes in the same order: one memcpy.

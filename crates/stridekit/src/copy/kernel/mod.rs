@@ -180,8 +180,10 @@ fn word_type(bytes: usize) -> Option<&'static str> {
 /// (`bench/kernel_lab/elementwise_lab.cu` on the random set's elementwise cases below 0.9
 /// of the roofline, then the engine on every elementwise case of the size, H100). Bytes:
 /// 4, whose grid of one block per chunk keeps enough in flight (4 beat 8 and 16 on
-/// scattered byte stores). Elements of 2 bytes: 16 (4 gained 5-9% on five cases and lost
-/// 11% on two; 8 was even). Elements of 4 bytes: 2 where either side has gaps (6-14%
+/// scattered byte stores). Elements of 2 bytes: 4 where a side has gaps and the source is
+/// no broadcast (5-9% faster than 16 on five such cases, even on one, 3.5% slower on one),
+/// else 16 (4 lost 11% on a broadcast and on a dense case). Elements of 4 bytes: 2 where
+/// either side has gaps (6-14%
 /// faster than 8 on the seven such cases below 0.9, even on the others), 8 where both
 /// sides are dense (reversals and permutations of whole arrays: 2 lost 6-9% on three of
 /// them). Elements of 8 and 16 bytes: 16 bytes (2 and 1 elements; 0.3-6.4% faster on
@@ -189,6 +191,7 @@ fn word_type(bytes: usize) -> Option<&'static str> {
 fn unroll(plan: &CopyPlan) -> usize {
     match plan.itemsize {
         1 => 4,
+        2 if plan.has_gaps() => 4,
         2 => 16,
         4 if plan.both_sides_dense() => 8,
         4 => 2,
@@ -678,7 +681,8 @@ fn launch_steps(
 mod tests {
     use super::*;
 
-    /// 4-byte elements keep 2 in flight where a side has gaps, 8 where both are dense.
+    /// The elementwise depth follows gaps: 4-byte elements keep 2 in flight where a side has
+    /// gaps, 8 where both are dense; halfwords 4 with gaps, else 16.
     #[test]
     fn elementwise_depth_of_4_byte_elements_follows_gaps() {
         use stridekit_layout::{Order, StridedLayout};
@@ -691,6 +695,14 @@ mod tests {
         assert_eq!(unroll(&plan(&gapped, &dense)), 2);
         let bytes = StridedLayout::dense(&[1000, 3], 1, Order::C).unwrap();
         assert_eq!(unroll(&plan(&bytes, &bytes)), 4);
+        // Halfwords: 4 with gaps, 16 dense or from a broadcast.
+        let half = |l: &StridedLayout| {
+            StridedLayout::with_offset(l.shape(), l.strides(), 2, l.slice_offset()).unwrap()
+        };
+        assert_eq!(unroll(&plan(&half(&dense), &half(&gapped))), 4);
+        assert_eq!(unroll(&plan(&half(&dense), &half(&reversed))), 16);
+        let row = StridedLayout::with_offset(&[1000, 3], &[0, 2], 2, 0).unwrap();
+        assert_eq!(unroll(&plan(&half(&dense), &row)), 16);
     }
 
     /// Every kernel variant the schedule can ask for (a representative of each family of
@@ -714,7 +726,7 @@ mod tests {
                     // The depths `unroll` picks for the size.
                     let depths: &[usize] = match isz {
                         1 => &[4],
-                        2 => &[16],
+                        2 => &[4, 16],
                         4 => &[2, 8],
                         8 => &[2],
                         _ => &[1],
