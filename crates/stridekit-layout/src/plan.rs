@@ -511,58 +511,30 @@ impl CopyPlan {
         }
     }
 
-    /// Elements each side's span holds, source then destination (`None` past `i64`):
-    /// `volume` for a side without gaps, more for one with gaps, less for a broadcast.
-    fn spans(&self) -> Option<(i64, i64)> {
-        let span = |strides: &[i64]| {
-            self.shape
-                .iter()
-                .zip(strides)
-                .try_fold(1i64, |acc, (&n, &s)| {
-                    acc.checked_add((n - 1).checked_mul(s.abs())?)
-                })
-        };
-        Some((span(&self.src_strides)?, span(&self.dst_strides)?))
-    }
-
-    /// True when each side's span holds exactly as many elements as the plan moves (no
-    /// gaps, in any order and direction): reversals and permutations of whole arrays.
-    ///
-    /// ```
-    /// use stridekit_layout::{CopyPlan, Order, StridedLayout};
-    /// let a = StridedLayout::dense(&[64, 48], 4, Order::C)?;
-    /// let transposed = StridedLayout::dense(&[48, 64], 4, Order::C)?.permuted(&[1, 0])?;
-    /// assert!(CopyPlan::new(&a, &transposed)?.both_sides_dense());
-    /// let every_other = StridedLayout::with_offset(&[64, 48], &[96, 2], 4, 0)?;
-    /// assert!(!CopyPlan::new(&a, &every_other)?.both_sides_dense());
-    /// # Ok::<(), stridekit_layout::LayoutError>(())
-    /// ```
-    pub fn both_sides_dense(&self) -> bool {
-        let v = self.volume as i64;
-        self.volume == 0 || self.spans() == Some((v, v))
-    }
-
-    /// True when a side has gaps between its elements and the source reads every element
-    /// once (no broadcast axis).
+    /// True when the destination's elements fill at most four fifths of its span: gaps
+    /// between them (every other element, rows of a padded array), so that most of its
+    /// sectors are written in part.
     ///
     /// ```
     /// use stridekit_layout::{CopyPlan, Order, StridedLayout};
     /// let a = StridedLayout::dense(&[64, 48], 4, Order::C)?;
     /// let every_other = StridedLayout::with_offset(&[64, 48], &[96, 2], 4, 0)?;
-    /// assert!(CopyPlan::new(&a, &every_other)?.has_gaps());
-    /// let row = StridedLayout::with_offset(&[64, 48], &[0, 2], 4, 0)?; // a broadcast
-    /// assert!(!CopyPlan::new(&a, &row)?.has_gaps());
-    /// assert!(!CopyPlan::new(&a, &a.permuted(&[0, 1])?)?.has_gaps());
+    /// assert!(CopyPlan::new(&every_other, &a)?.gapped_destination());
+    /// assert!(!CopyPlan::new(&a, &every_other)?.gapped_destination()); // gaps in the source
+    /// // One element of padding after rows of 48: nearly dense.
+    /// let padded = StridedLayout::with_offset(&[64, 48], &[49, 1], 4, 0)?;
+    /// assert!(!CopyPlan::new(&padded, &a)?.gapped_destination());
     /// # Ok::<(), stridekit_layout::LayoutError>(())
     /// ```
-    pub fn has_gaps(&self) -> bool {
-        let v = self.volume as i64;
-        let broadcast = self
+    pub fn gapped_destination(&self) -> bool {
+        let span = self
             .shape
             .iter()
-            .zip(&self.src_strides)
-            .any(|(&n, &s)| n > 1 && s == 0);
-        !broadcast && self.spans().is_some_and(|(s, d)| s > v || d > v)
+            .zip(&self.dst_strides)
+            .try_fold(1i64, |acc, (&n, &s)| {
+                acc.checked_add((n - 1).checked_mul(s.abs())?)
+            });
+        span.is_none_or(|s| 4 * (s as i128) >= 5 * self.volume as i128)
     }
 
     /// True when both sides are one gap-free run of bytes in the same order: one memcpy.

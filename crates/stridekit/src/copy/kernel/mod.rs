@@ -180,21 +180,17 @@ fn word_type(bytes: usize) -> Option<&'static str> {
 /// (`bench/kernel_lab/elementwise_lab.cu` on the random set's elementwise cases below 0.9
 /// of the roofline, then the engine on every elementwise case of the size, H100). Bytes:
 /// 4, whose grid of one block per chunk keeps enough in flight (4 beat 8 and 16 on
-/// scattered byte stores). Elements of 2 bytes: 4 where a side has gaps and the source is
-/// no broadcast (5-9% faster than 16 on five such cases, even on one, 3.5% slower on one),
-/// else 16 (4 lost 11% on a broadcast and on a dense case). Elements of 4 bytes: 2 where
-/// either side has gaps (6-14%
-/// faster than 8 on the seven such cases below 0.9, even on the others), 8 where both
-/// sides are dense (reversals and permutations of whole arrays: 2 lost 6-9% on three of
-/// them). Elements of 8 and 16 bytes: 16 bytes (2 and 1 elements; 0.3-6.4% faster on
-/// every one of 13 cases than 4 elements, where 8 bytes a thread lost 10% on one).
+/// scattered byte stores). Elements of 2 and 4 bytes: 8 bytes where the destination has
+/// gaps ([`CopyPlan::gapped_destination`]: partly written sectors; 5-14% faster on the
+/// twelve such cases below 0.9 than 32 bytes), else 32 bytes (where the destination is
+/// dense or nearly so, 8 bytes lost 2-10% on five cases). Elements of 8 and 16 bytes: 16
+/// bytes (2 and 1 elements; 0.3-6.4% faster on every one of 13 cases than 4 elements,
+/// where 8 bytes a thread lost 10% on one).
 fn unroll(plan: &CopyPlan) -> usize {
     match plan.itemsize {
         1 => 4,
-        2 if plan.has_gaps() => 4,
-        2 => 16,
-        4 if plan.both_sides_dense() => 8,
-        4 => 2,
+        2 | 4 if plan.gapped_destination() => 8 / plan.itemsize,
+        2 | 4 => 32 / plan.itemsize,
         isz => (16 / isz).max(1),
     }
 }
@@ -681,28 +677,31 @@ fn launch_steps(
 mod tests {
     use super::*;
 
-    /// The elementwise depth follows gaps: 4-byte elements keep 2 in flight where a side has
-    /// gaps, 8 where both are dense; halfwords 4 with gaps, else 16.
+    /// The elementwise depth of 2- and 4-byte elements follows the destination's gaps: 8
+    /// bytes a thread where it has them, 32 where it is dense or nearly so.
     #[test]
-    fn elementwise_depth_of_4_byte_elements_follows_gaps() {
+    fn elementwise_depth_follows_the_destinations_gaps() {
         use stridekit_layout::{Order, StridedLayout};
-        let dense = StridedLayout::dense(&[1000, 3], 4, Order::C).unwrap();
-        let reversed = StridedLayout::with_offset(&[1000, 3], &[-3, -1], 4, 2999).unwrap();
-        let gapped = StridedLayout::with_offset(&[1000, 3], &[6, 2], 4, 0).unwrap();
-        let plan = |d: &StridedLayout, s: &StridedLayout| CopyPlan::new(d, s).unwrap();
-        assert_eq!(unroll(&plan(&dense, &reversed)), 8);
-        assert_eq!(unroll(&plan(&dense, &gapped)), 2);
-        assert_eq!(unroll(&plan(&gapped, &dense)), 2);
+        for isz in [2usize, 4] {
+            let l = |st: &[i64], off: i64| {
+                StridedLayout::with_offset(&[1000, 3], st, isz, off).unwrap()
+            };
+            let plan = |d: &StridedLayout, s: &StridedLayout| CopyPlan::new(d, s).unwrap();
+            let (dense, reversed, gapped) = (l(&[3, 1], 0), l(&[-3, -1], 2999), l(&[6, 2], 0));
+            let shallow = 8 / isz;
+            assert_eq!(unroll(&plan(&gapped, &dense)), shallow);
+            assert_eq!(unroll(&plan(&dense, &reversed)), 32 / isz);
+            // Gaps in the source only, a broadcast source, one element of padding per row
+            // of 1000.
+            assert_eq!(unroll(&plan(&dense, &gapped)), 32 / isz);
+            assert_eq!(unroll(&plan(&dense, &l(&[0, 1], 0))), 32 / isz);
+            let rows = StridedLayout::dense(&[3, 1000], isz, Order::C).unwrap();
+            let padded = StridedLayout::with_offset(&[3, 1000], &[1001, -1], isz, 999).unwrap();
+            assert_eq!(unroll(&plan(&padded, &rows)), 32 / isz);
+        }
         let bytes = StridedLayout::dense(&[1000, 3], 1, Order::C).unwrap();
-        assert_eq!(unroll(&plan(&bytes, &bytes)), 4);
-        // Halfwords: 4 with gaps, 16 dense or from a broadcast.
-        let half = |l: &StridedLayout| {
-            StridedLayout::with_offset(l.shape(), l.strides(), 2, l.slice_offset()).unwrap()
-        };
-        assert_eq!(unroll(&plan(&half(&dense), &half(&gapped))), 4);
-        assert_eq!(unroll(&plan(&half(&dense), &half(&reversed))), 16);
-        let row = StridedLayout::with_offset(&[1000, 3], &[0, 2], 2, 0).unwrap();
-        assert_eq!(unroll(&plan(&half(&dense), &row)), 16);
+        let plan = CopyPlan::new(&bytes, &bytes.permuted(&[0, 1]).unwrap()).unwrap();
+        assert_eq!(unroll(&plan), 4);
     }
 
     /// Every kernel variant the schedule can ask for (a representative of each family of
