@@ -181,9 +181,9 @@ fn word_type(bytes: usize) -> Option<&'static str> {
 /// of the roofline, then the engine on every elementwise case of the size, H100). Bytes:
 /// 4, whose grid of one block per chunk keeps enough in flight (4 beat 8 and 16 on
 /// scattered byte stores). Elements of 2 and 4 bytes: 8 bytes where the destination has
-/// gaps ([`CopyPlan::gapped_destination`]: partly written sectors; 5-14% faster on the
-/// twelve such cases below 0.9 than 32 bytes), else 32 bytes (where the destination is
-/// dense or nearly so, 8 bytes lost 2-10% on five cases). Elements of 8 and 16 bytes: 16
+/// gaps ([`CopyPlan::gapped_destination`]: partly written sectors; 5-14% faster than 32
+/// bytes on twelve such cases below 0.9, 3-6% slower on two), else 32 bytes (where the
+/// destination is dense or nearly so, 8 bytes lost 6-11% on six cases). Elements of 8 and 16
 /// bytes (2 and 1 elements; 0.3-6.4% faster on every one of 13 cases than 4 elements,
 /// where 8 bytes a thread lost 10% on one).
 fn unroll(plan: &CopyPlan) -> usize {
