@@ -1,0 +1,133 @@
+//! Which 32-byte sectors a copy's schedule touches from more than one tile (or launch),
+//! on the random set of `random_bench`, without a GPU:
+//! `cargo run --release --example schedule_sectors [CASES]` (CASES: comma-separated case
+//! numbers, default all 200).
+//!
+//! A sector that two tiles both read, or both write in part, is fetched (or read, merged
+//! and written back) once per tile unless the second comes while the first is still in
+//! L2. For each case the schedule is planned at 256-byte aligned base pointers (as the
+//! benchmark's buffers are), every element of every step is walked, and each sector of
+//! either side is tagged with the first tile (a tiled step's tile, or a whole launch for
+//! the other steps) that touched it: printed is the share of touched sectors that a
+//! second tile touched too, per side. `BENCHMARKS.md` holds the result beside each case's
+//! efficiency.
+
+use stridekit::{CopyPlan, CopyStep};
+
+#[path = "../tests/common/random_set.rs"]
+mod random_set;
+
+/// Calls `f(src, dst)` with the element offsets of every element of `p`.
+fn plan_offsets(p: &CopyPlan, f: &mut dyn FnMut(i64, i64)) {
+    let nd = p.shape.len();
+    let mut c = vec![0i64; nd];
+    let (mut s, mut d) = (p.src_offset, p.dst_offset);
+    for _ in 0..p.volume {
+        f(s, d);
+        for k in (0..nd).rev() {
+            c[k] += 1;
+            s += p.src_strides[k];
+            d += p.dst_strides[k];
+            if c[k] < p.shape[k] {
+                break;
+            }
+            s -= p.src_strides[k] * p.shape[k];
+            d -= p.dst_strides[k] * p.shape[k];
+            c[k] = 0;
+        }
+    }
+}
+
+/// The first tile that touched each sector of one side, and whether another did too.
+struct Sectors {
+    first: Vec<u32>,
+    shared: Vec<bool>,
+}
+
+impl Sectors {
+    fn new(bytes: usize) -> Self {
+        let n = bytes / 32 + 2;
+        Sectors {
+            first: vec![u32::MAX; n],
+            shared: vec![false; n],
+        }
+    }
+
+    /// Tile `tile` touches the element of `itemsize` bytes at element offset `at`.
+    fn touch(&mut self, tile: u32, at: i64, itemsize: i64) {
+        for byte in [at * itemsize, at * itemsize + itemsize - 1] {
+            let Some(first) = usize::try_from(byte / 32)
+                .ok()
+                .and_then(|s| self.first.get_mut(s).map(|f| (s, f)))
+            else {
+                continue;
+            };
+            let (s, f) = first;
+            if *f == u32::MAX {
+                *f = tile;
+            } else if *f != tile {
+                self.shared[s] = true;
+            }
+        }
+    }
+
+    /// Percent of the touched sectors that more than one tile touched, and the count.
+    fn shared_percent(&self) -> (f64, usize) {
+        let touched = self.first.iter().filter(|&&f| f != u32::MAX).count();
+        let shared = self.shared.iter().filter(|&&s| s).count();
+        (100.0 * shared as f64 / touched.max(1) as f64, touched)
+    }
+}
+
+fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let wanted: Option<Vec<usize>> = std::env::args()
+        .nth(1)
+        .map(|a| a.split(',').filter_map(|x| x.trim().parse().ok()).collect());
+    let mut rng = random_set::Rng(random_set::SEED);
+    for case in 0..200 {
+        let c = random_set::next_case(&mut rng, 64);
+        if wanted.as_ref().is_some_and(|w| !w.contains(&case)) {
+            continue;
+        }
+        let plan = CopyPlan::new(&c.dst, &c.src)?;
+        let isz = plan.itemsize as i64;
+        let steps = plan.schedule(1 << 40, 1 << 41);
+        let (mut src, mut dst) = (Sectors::new(c.src_bytes), Sectors::new(c.dst_bytes));
+        let mut tile = 0u32;
+        for step in &steps {
+            let mut touch = |t: u32, s: i64, d: i64| {
+                src.touch(t, s, isz);
+                dst.touch(t, d, isz);
+            };
+            match step {
+                CopyStep::Tiled(t) => {
+                    let (reads, writes) = (t.read_order(), t.write_order());
+                    for k in 0..t.tiles() {
+                        let (s0, d0) = t.tile_offsets(k);
+                        tile += 1;
+                        for &(s, j) in &reads {
+                            touch(tile, s0 + s, d0 + writes[j]);
+                        }
+                    }
+                }
+                CopyStep::Memcpy(p)
+                | CopyStep::Elementwise(p)
+                | CopyStep::Transpose { plan: p, .. }
+                | CopyStep::Channels { plan: p, .. }
+                | CopyStep::SmallMatrices { plan: p, .. }
+                | CopyStep::Rows { plan: p }
+                | CopyStep::ReversedChannels { plan: p, .. } => {
+                    tile += 1;
+                    let t = tile;
+                    plan_offsets(p, &mut |s, d| touch(t, s, d));
+                }
+            }
+        }
+        let ((sp, sn), (dp, dn)) = (src.shared_percent(), dst.shared_percent());
+        println!(
+            "case {case:3}: {} steps; destination {dn} sectors, {dp:.1}% touched by more than one tile; source {sn} sectors, {sp:.1}%",
+            steps.len()
+        );
+    }
+    Ok(())
+}
