@@ -53,16 +53,18 @@ impl Sectors {
         }
     }
 
-    /// Tile `tile` touches the element of `itemsize` bytes at element offset `at`.
+    /// Tile `tile` touches the element of `itemsize` bytes at element offset `at` (every
+    /// sector it covers).
     fn touch(&mut self, tile: u32, at: i64, itemsize: i64) {
-        for byte in [at * itemsize, at * itemsize + itemsize - 1] {
-            let Some(first) = usize::try_from(byte / 32)
+        let (lo, hi) = ((at * itemsize) / 32, (at * itemsize + itemsize - 1) / 32);
+        for sector in lo..=hi {
+            let Some((s, f)) = usize::try_from(sector)
                 .ok()
                 .and_then(|s| self.first.get_mut(s).map(|f| (s, f)))
             else {
-                continue;
+                eprintln!("sector {sector} is outside the side's span");
+                std::process::exit(2);
             };
-            let (s, f) = first;
             if *f == u32::MAX {
                 *f = tile;
             } else if *f != tile {
@@ -90,11 +92,21 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             continue;
         }
         let plan = CopyPlan::new(&c.dst, &c.src)?;
-        let isz = plan.itemsize as i64;
         let steps = plan.schedule(1 << 40, 1 << 41);
         let (mut src, mut dst) = (Sectors::new(c.src_bytes), Sectors::new(c.dst_bytes));
         let mut tile = 0u32;
         for step in &steps {
+            // A step's offsets count its own elements (a widened step's are words).
+            let isz = match step {
+                CopyStep::Tiled(t) => t.itemsize,
+                CopyStep::Memcpy(p)
+                | CopyStep::Elementwise(p)
+                | CopyStep::Transpose { plan: p, .. }
+                | CopyStep::Channels { plan: p, .. }
+                | CopyStep::SmallMatrices { plan: p, .. }
+                | CopyStep::Rows { plan: p }
+                | CopyStep::ReversedChannels { plan: p, .. } => p.itemsize,
+            } as i64;
             let mut touch = |t: u32, s: i64, d: i64| {
                 src.touch(t, s, isz);
                 dst.touch(t, d, isz);
