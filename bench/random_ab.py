@@ -1,0 +1,61 @@
+"""Two `random_bench` runs of the same cases, side by side: each case's sector-exact
+efficiency in both and the time ratio (old / new: above 1 is faster), then how many moved.
+Run both binaries in one call on the same machine, e.g.
+
+    OLD/random_bench --cases 6,8,106 > old.txt; NEW/random_bench --cases 6,8,106 > new.txt
+    python3 bench/random_ab.py old.txt new.txt [THRESHOLD]
+
+THRESHOLD (default 0.02): ratios within 1 +- THRESHOLD count as unchanged. A case that
+copied wrong bytes in either run is marked and makes the script exit non-zero.
+"""
+
+import re
+import sys
+
+CASE = re.compile(
+    r"case\s+(\d+): eff [\d.]+ \(sector-exact ([\d.]+).*?; ([\d.]+) ms.*?(WRONG BYTES)? ?\[(.*?)\].*?itemsize=(\d+)"
+)
+
+
+def load(path):
+    """Case -> (sector-exact efficiency, ms, wrong bytes, steps, itemsize), first line each."""
+    out = {}
+    with open(path) as f:
+        for line in f:
+            m = CASE.match(line)
+            if m and int(m.group(1)) not in out:
+                out[int(m.group(1))] = (
+                    float(m.group(2)),
+                    float(m.group(3)),
+                    bool(m.group(4)),
+                    m.group(5),
+                    int(m.group(6)),
+                )
+    return out
+
+
+def main():
+    if len(sys.argv) < 3:
+        print(__doc__)
+        sys.exit(2)
+    old, new = load(sys.argv[1]), load(sys.argv[2])
+    threshold = float(sys.argv[3]) if len(sys.argv) > 3 else 0.02
+    faster = slower = wrong = 0
+    print(f"{'case':>5} {'isz':>3} {'old':>5} {'new':>5} {'speedup':>8}  steps (new)")
+    for c in sorted(set(old) & set(new)):
+        (oe, oms, ow, _, isz), (ne, nms, nw, steps, _) = old[c], new[c]
+        ratio = oms / nms
+        faster += ratio > 1 + threshold
+        slower += ratio < 1 - threshold
+        wrong += ow or nw
+        mark = "  WRONG BYTES" if ow or nw else ""
+        print(f"{c:5d} {isz:3d} {oe:5.2f} {ne:5.2f} {ratio:8.3f}  {steps}{mark}")
+    n = len(set(old) & set(new))
+    print(f"{n} cases: {faster} faster, {slower} slower, {n - faster - slower} within {threshold:.0%}")
+    if wrong:
+        print(f"{wrong} cases copied wrong bytes")
+        sys.exit(1)
+
+
+if __name__ == "__main__":
+    main()
