@@ -93,6 +93,13 @@ int main(int argc, char** argv) {
         {"random case 16 (rows into every other byte)", 2, {15, 8475868}, {33903476, 2}, {8475868, 1}, 0, 0},
         {"random case 154 (every other byte)", 1, {71441666}, {2}, {2}, 0, 0},
         {"random case 120 (57 bytes every other, broadcast)", 2, {1336282, 57}, {114, 2}, {-1, 0}, 1336281, 0},
+        // The elementwise byte cases below 0.65 at 401ad85 that the one-element kernel runs
+        // (axes as the engine orders them).
+        {"random case 151 (3 planes of 55-byte rows into 165-byte pixels)", 4, {2, 262728, 55, 3}, {43350285, 165, 3, 1}, {55, 1320, 1, -220}, 440, 0},
+        {"random case 31 (5-D, 31-byte rows every 32)", 5, {3, 126065, 3, 3, 31}, {145226880, 1152, 192, 32, 1}, {279, 837, -3, -1, -9}, 278, 0},
+        {"random case 76 (25-byte rows reversed into every other byte)", 2, {5002896, 25}, {100, 2}, {-25, 1}, 125072375, 0},
+        {"random case 94 (reversed into every other byte)", 1, {68635825}, {2}, {-1}, 68635824, 0},
+        {"random case 133 (3 planes into every other byte)", 2, {44331269, 3}, {12, 2}, {-1, -88662542}, 221656352, 0},
     };
     // The random set's elementwise cases of 8- and 16-byte elements below 0.9 of the
     // sector-exact roofline (axes as the engine orders them: destination strides falling,

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Builds the elementwise lab (elementwise_lab.cu) for elements of 2, 4, 8 and 16 bytes at
+# Builds the elementwise lab (elementwise_lab.cu) for elements of 1, 2, 4, 8 and 16 bytes at
 # several depths (elements a thread keeps in flight), runs each on the random set's
 # elementwise cases of that size (every one checked byte for byte first), and prints each
 # case's time at every depth against the engine's own depth (`unroll` in
@@ -9,8 +9,10 @@ cd "$(dirname "$0")/../.."
 out=${1:-$(mktemp -d)}
 mkdir -p "$out"
 export PATH=/usr/local/cuda/bin:$PATH
-# element type, bytes, the engine's depth, depths to try
-variants=("unsigned short:2:16:4 8 16" "unsigned int:4:8:2 4 8" "unsigned long long:8:2:1 2 4" "E16:16:1:1 2 4")
+# element type, bytes, the engine's depth, depths to try (for 2- and 4-byte elements the
+# depth of dense destinations: those with gaps take 4 and 2, `CopyPlan::gapped_destination`)
+variants=("unsigned char:1:4:1 2 4 8" "unsigned short:2:16:4 8 16" "unsigned int:4:8:2 4 8"
+    "unsigned long long:8:2:1 2 4" "E16:16:1:1 2 4")
 for v in "${variants[@]}"; do
     IFS=: read -r elem bytes _ depths <<<"$v"
     for u in $depths; do
