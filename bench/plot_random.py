@@ -6,26 +6,19 @@ full run given, and case by case for a pair of runs of the same cases in one cal
 RUN.txt is the text `random_bench` prints (its "case N: eff ... (sector-exact X" lines).
 """
 
-import re
 import sys
 
 import matplotlib
 
+import random_runs
+
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
-CASE = re.compile(r"case\s+(\d+): eff [\d.]+ \(sector-exact ([\d.]+)")
-
 
 def load(path):
-    """Sector-exact efficiency by case (the first line of each case: the ten worst repeat)."""
-    out = {}
-    with open(path) as f:
-        for line in f:
-            m = CASE.match(line)
-            if m and int(m.group(1)) not in out:
-                out[int(m.group(1))] = float(m.group(2))
-    return out
+    """Sector-exact efficiency by case."""
+    return {c: r.efficiency for c, r in random_runs.load(path).items()}
 
 
 def main():

@@ -9,29 +9,9 @@ THRESHOLD (default 0.02): ratios within 1 +- THRESHOLD count as unchanged. A cas
 copied wrong bytes in either run is marked and makes the script exit non-zero.
 """
 
-import re
 import sys
 
-CASE = re.compile(
-    r"case\s+(\d+): eff [\d.]+ \(sector-exact ([\d.]+).*?; ([\d.]+) ms.*?(WRONG BYTES)? ?\[(.*?)\].*?itemsize=(\d+)"
-)
-
-
-def load(path):
-    """Case -> (sector-exact efficiency, ms, wrong bytes, steps, itemsize), first line each."""
-    out = {}
-    with open(path) as f:
-        for line in f:
-            m = CASE.match(line)
-            if m and int(m.group(1)) not in out:
-                out[int(m.group(1))] = (
-                    float(m.group(2)),
-                    float(m.group(3)),
-                    bool(m.group(4)),
-                    m.group(5),
-                    int(m.group(6)),
-                )
-    return out
+from random_runs import load
 
 
 def main():
@@ -43,7 +23,7 @@ def main():
     faster = slower = wrong = 0
     print(f"{'case':>5} {'isz':>3} {'old':>5} {'new':>5} {'speedup':>8}  steps (new)")
     for c in sorted(set(old) & set(new)):
-        (oe, oms, ow, _, isz), (ne, nms, nw, steps, _) = old[c], new[c]
+        (oe, oms, ow, _, isz), (ne, nms, nw, steps, _) = old[c], new[c]  # random_runs.Case
         ratio = oms / nms
         faster += ratio > 1 + threshold
         slower += ratio < 1 - threshold

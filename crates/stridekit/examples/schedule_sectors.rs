@@ -12,31 +12,12 @@
 //! second tile touched too, per side. `BENCHMARKS.md` holds the result beside each case's
 //! efficiency.
 
-use stridekit::{CopyPlan, CopyStep};
+use stridekit::CopyStep;
 
+#[path = "../tests/common/pattern_check.rs"]
+mod pattern_check;
 #[path = "../tests/common/random_set.rs"]
 mod random_set;
-
-/// Calls `f(src, dst)` with the element offsets of every element of `p`.
-fn plan_offsets(p: &CopyPlan, f: &mut dyn FnMut(i64, i64)) {
-    let nd = p.shape.len();
-    let mut c = vec![0i64; nd];
-    let (mut s, mut d) = (p.src_offset, p.dst_offset);
-    for _ in 0..p.volume {
-        f(s, d);
-        for k in (0..nd).rev() {
-            c[k] += 1;
-            s += p.src_strides[k];
-            d += p.dst_strides[k];
-            if c[k] < p.shape[k] {
-                break;
-            }
-            s -= p.src_strides[k] * p.shape[k];
-            d -= p.dst_strides[k] * p.shape[k];
-            c[k] = 0;
-        }
-    }
-}
 
 /// The first tile that touched each sector of one side, and whether another did too.
 struct Sectors {
@@ -53,23 +34,17 @@ impl Sectors {
         }
     }
 
-    /// Tile `tile` touches the element of `itemsize` bytes at element offset `at` (every
-    /// sector it covers).
-    fn touch(&mut self, tile: u32, at: i64, itemsize: i64) {
-        let (lo, hi) = ((at * itemsize) / 32, (at * itemsize + itemsize - 1) / 32);
-        for sector in lo..=hi {
-            let Some((s, f)) = usize::try_from(sector)
-                .ok()
-                .and_then(|s| self.first.get_mut(s).map(|f| (s, f)))
-            else {
-                eprintln!("sector {sector} is outside the side's span");
-                std::process::exit(2);
-            };
-            if *f == u32::MAX {
-                *f = tile;
-            } else if *f != tile {
-                self.shared[s] = true;
-            }
+    /// Tile `tile` touches the byte at offset `byte` of the side's span.
+    fn touch(&mut self, tile: u32, byte: usize) {
+        let s = byte / 32;
+        let Some(f) = self.first.get_mut(s) else {
+            eprintln!("sector {s} is outside the side's span");
+            std::process::exit(2);
+        };
+        if *f == u32::MAX {
+            *f = tile;
+        } else if *f != tile {
+            self.shared[s] = true;
         }
     }
 
@@ -91,37 +66,32 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         if wanted.as_ref().is_some_and(|w| !w.contains(&case)) {
             continue;
         }
-        let plan = CopyPlan::new(&c.dst, &c.src)?;
+        let plan = stridekit::CopyPlan::new(&c.dst, &c.src)?;
         let steps = plan.schedule(1 << 40, 1 << 41);
         let (mut src, mut dst) = (Sectors::new(c.src_bytes), Sectors::new(c.dst_bytes));
         let mut tile = 0u32;
         for step in &steps {
-            // A step's offsets count its own elements (a widened step's are words).
-            let isz = match step {
-                CopyStep::Tiled(t) => t.itemsize,
-                CopyStep::Memcpy(p)
-                | CopyStep::Elementwise(p)
-                | CopyStep::Transpose { plan: p, .. }
-                | CopyStep::Channels { plan: p, .. }
-                | CopyStep::SmallMatrices { plan: p, .. }
-                | CopyStep::Rows { plan: p }
-                | CopyStep::ReversedChannels { plan: p, .. } => p.itemsize,
-            } as i64;
-            let mut touch = |t: u32, s: i64, d: i64| {
-                src.touch(t, s, isz);
-                dst.touch(t, d, isz);
+            let mut touch = |t: u32, s: usize, d: usize| {
+                src.touch(t, s);
+                dst.touch(t, d);
             };
             match step {
                 CopyStep::Tiled(t) => {
+                    let isz = t.itemsize;
                     let (reads, writes) = (t.read_order(), t.write_order());
                     for k in 0..t.tiles() {
                         let (s0, d0) = t.tile_offsets(k);
                         tile += 1;
                         for &(s, j) in &reads {
-                            touch(tile, s0 + s, d0 + writes[j]);
+                            let (s, d) = ((s0 + s) as usize * isz, (d0 + writes[j]) as usize * isz);
+                            for b in 0..isz {
+                                touch(tile, s + b, d + b);
+                            }
                         }
                     }
                 }
+                // A step's offsets count its own elements (a widened step's are words):
+                // `walk` gives their bytes.
                 CopyStep::Memcpy(p)
                 | CopyStep::Elementwise(p)
                 | CopyStep::Transpose { plan: p, .. }
@@ -131,7 +101,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                 | CopyStep::ReversedChannels { plan: p, .. } => {
                     tile += 1;
                     let t = tile;
-                    plan_offsets(p, &mut |s, d| touch(t, s, d));
+                    pattern_check::walk(p, 0, p.volume, |d, s| {
+                        touch(t, s, d);
+                        true
+                    });
                 }
             }
         }

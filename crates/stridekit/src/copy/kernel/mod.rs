@@ -187,10 +187,15 @@ fn word_type(bytes: usize) -> Option<&'static str> {
 /// bytes (2 and 1 elements; 0.3-6.4% faster on every one of 13 cases than 4 elements,
 /// where 8 bytes a thread lost 10% on one).
 fn unroll(plan: &CopyPlan) -> usize {
-    match plan.itemsize {
+    depth(plan.itemsize, plan.gapped_destination())
+}
+
+/// The depth [`unroll`] picks for `itemsize`-byte elements, the destination `gapped` or not.
+fn depth(itemsize: usize, gapped: bool) -> usize {
+    match itemsize {
         1 => 4,
-        2 | 4 if plan.gapped_destination() => 8 / plan.itemsize,
-        2 | 4 => 32 / plan.itemsize,
+        2 | 4 if gapped => 8 / itemsize,
+        2 | 4 => 32 / itemsize,
         isz => (16 / isz).max(1),
     }
 }
@@ -723,12 +728,11 @@ mod tests {
             for ndim in [1usize, 2, 3, 8, 9] {
                 for (wide, narrow) in [(false, true), (false, false), (true, false)] {
                     // The depths `unroll` picks for the size.
-                    let depths: &[usize] = match isz {
-                        1 => &[4],
-                        2 => &[4, 16],
-                        4 => &[2, 8],
-                        8 => &[2],
-                        _ => &[1],
+                    let (gapped, dense) = (depth(isz, true), depth(isz, false));
+                    let depths = if gapped == dense {
+                        &[dense][..]
+                    } else {
+                        &[gapped, dense][..]
                     };
                     for &unr in depths {
                         let v = Variant::Generic {
