@@ -187,8 +187,15 @@ impl TilePlan {
     }
 }
 
-/// Shared memory a tile may use (no opt-in past 48 KiB; room for several blocks per SM).
+/// Shared memory a tile may use: 40 KiB (five blocks an SM on Hopper's 228 KiB), or up to
+/// [`SHARED_BUDGET_WIDE`] where that leaves fewer remainder slabs ([`tile`]).
 const SHARED_BUDGET: usize = 40 * 1024;
+
+/// The most shared memory a block takes without opting in (48 KiB; four blocks an SM). On
+/// the H100 a tile this large ran 12-33% faster where it took an axis whole that 40 KiB
+/// split into tiles and a remainder slab (one launch instead of three), and 2-6% slower
+/// where it only made the tiles larger (BENCHMARKS.md).
+const SHARED_BUDGET_WIDE: usize = 48 * 1024;
 
 /// Elements each side of a tile should move contiguously: 128 bytes, at least 32.
 fn side_target(itemsize: usize) -> i64 {
@@ -269,16 +276,16 @@ fn quantum(p: &CopyPlan, k: usize, q: i64) -> i64 {
 
 /// Elements a tile can hold with words of one element: within the shared-memory budget,
 /// and no more reads than a block's threads keep in flight.
-fn max_volume(itemsize: usize) -> i64 {
+fn max_volume(itemsize: usize, budget: usize) -> i64 {
     let per_element = itemsize + itemsize.div_ceil(32) + 10; // data, slot, two tables
-    (SHARED_BUDGET / per_element).min(256 * TilePlan::loads_per_thread(itemsize)) as i64
+    (budget / per_element).min(256 * TilePlan::loads_per_thread(itemsize)) as i64
 }
 
 /// Enlarges a small tile along the destination's fastest axes not yet whole, towards 2048
 /// elements (within [`max_volume`]): tiles of a few dozen elements leave most of a
 /// block's threads idle.
-fn grow(p: &CopyPlan, ext: &mut [i64], q: i64) {
-    let cap = max_volume(p.itemsize);
+fn grow(p: &CopyPlan, ext: &mut [i64], q: i64, budget: usize) {
+    let cap = max_volume(p.itemsize, budget);
     let want = cap.min(2048);
     let mut vol: i64 = ext.iter().filter(|&&e| e > 0).product();
     for k in (0..p.ndim()).rev() {
@@ -357,12 +364,31 @@ fn word(
 }
 
 /// The tiled step for `p` and the remainder copies its tiles leave, or `None` when no
-/// tile fits the limits.
+/// tile fits the limits: tiles within [`SHARED_BUDGET`], or within [`SHARED_BUDGET_WIDE`]
+/// where those leave fewer remainder slabs (fewer launches, fewer sectors that two
+/// launches both write).
 pub(crate) fn tile(p: &CopyPlan, dst_ptr: u64, src_ptr: u64) -> Option<(TilePlan, Vec<CopyPlan>)> {
+    let base = tile_within(p, dst_ptr, src_ptr, SHARED_BUDGET)?;
+    if base.1.is_empty() {
+        return Some(base);
+    }
+    match tile_within(p, dst_ptr, src_ptr, SHARED_BUDGET_WIDE) {
+        Some(wide) if wide.1.len() < base.1.len() => Some(wide),
+        _ => Some(base),
+    }
+}
+
+/// [`tile`] with tiles of at most `budget` bytes of shared memory.
+fn tile_within(
+    p: &CopyPlan,
+    dst_ptr: u64,
+    src_ptr: u64,
+    budget: usize,
+) -> Option<(TilePlan, Vec<CopyPlan>)> {
     let (mut td, mut ts) = (side_target(p.itemsize), side_target(p.itemsize));
     loop {
-        if let Some(found) = tile_with(p, dst_ptr, src_ptr, td, ts, false, 1) {
-            let best = widest(p, dst_ptr, src_ptr, (td, ts), found);
+        if let Some(found) = tile_with(p, dst_ptr, src_ptr, (td, ts), budget, false, 1) {
+            let best = widest(p, dst_ptr, src_ptr, (td, ts), budget, found);
             let rest = remainders(p, &best.ext, best.lead);
             return Some((best.tile, rest));
         }
@@ -384,7 +410,14 @@ pub(crate) fn tile(p: &CopyPlan, dst_ptr: u64, src_ptr: u64) -> Option<(TilePlan
 /// variant costs remainder launches, so it is taken only where it at least doubles the
 /// bytes a read and a write move together (measured on the H100, BENCHMARKS.md: 4-byte
 /// words widened to 16 gained 1.3x; smaller widenings lost up to 6%).
-fn widest(p: &CopyPlan, dst_ptr: u64, src_ptr: u64, (td, ts): (i64, i64), found: Found) -> Found {
+fn widest(
+    p: &CopyPlan,
+    dst_ptr: u64,
+    src_ptr: u64,
+    targets: (i64, i64),
+    budget: usize,
+    found: Found,
+) -> Found {
     let words = |t: &TilePlan| t.read_word + t.write_word;
     let most = 2 * (16 / p.itemsize).max(1);
     let backward = p.src_strides.iter().any(|&s| s < 0);
@@ -415,7 +448,7 @@ fn widest(p: &CopyPlan, dst_ptr: u64, src_ptr: u64, (td, ts): (i64, i64), found:
         if q > 1 && contiguous_multiples {
             continue;
         }
-        if let Some(v) = tile_with(p, dst_ptr, src_ptr, td, ts, lead, q) {
+        if let Some(v) = tile_with(p, dst_ptr, src_ptr, targets, budget, lead, q) {
             let enough = if q > 1 {
                 words(&v.tile) >= 2 * words(&best.tile)
             } else {
@@ -447,21 +480,22 @@ fn lead_of(p: &CopyPlan, ext: &[i64], k: usize, lead: bool) -> i64 {
     }
 }
 
-/// The tile for targets `td` and `ts` (extents kept to multiples of `q` along contiguous
-/// axes), or `None` when it breaks a limit. Its remainder slabs are made only for the
+/// The tile for targets `td` (destination) and `ts` (source) within `budget` bytes of
+/// shared memory (extents kept to multiples of `q` along contiguous axes), or `None` when
+/// it breaks a limit. Its remainder slabs are made only for the
 /// candidate taken ([`remainders`]).
 fn tile_with(
     p: &CopyPlan,
     dst_ptr: u64,
     src_ptr: u64,
-    td: i64,
-    ts: i64,
+    (td, ts): (i64, i64),
+    budget: usize,
     lead: bool,
     q: i64,
 ) -> Option<Found> {
     let n = p.ndim();
     let mut ext = extents(p, td, ts, q);
-    grow(p, &mut ext, q);
+    grow(p, &mut ext, q, budget);
     // Tile axes, fastest destination axis first.
     let tile_axes: SmallVec<[usize; 8]> = (0..n).rev().filter(|&k| ext[k] > 0).collect();
     let grid_axes: SmallVec<[usize; 8]> = (0..n).rev().filter(|&k| ext[k] < p.shape[k]).collect();
@@ -540,7 +574,7 @@ fn tile_with(
         dst_ptr,
     );
     let reads = t.volume() / t.read_word;
-    if t.shared_bytes() > SHARED_BUDGET
+    if t.shared_bytes() > budget
         || reads > 256 * TilePlan::loads_per_thread(t.read_word * t.itemsize)
     {
         return None;

@@ -593,3 +593,29 @@ proptest! {
         prop_assert_eq!(plan.schedule(rd, rs), plan.schedule(rd + i * p, rs + j * p));
     }
 }
+
+/// Tiles take up to 48 KiB of shared memory only where that leaves fewer remainder slabs.
+/// Bytes of a (49, 3, n, 3, 9) copy (the random set's case 106, shortened): within 40 KiB
+/// the tiles took 2 of the axis of 3 and left two remainder launches, whose sectors the
+/// tiles' writes share; within 48 KiB one launch of whole tiles copies it all.
+#[test]
+fn tiles_grow_past_40_kib_only_where_that_removes_remainder_slabs() {
+    let shape = [49, 3, 50, 3, 9];
+    let src = StridedLayout::with_offset(&shape, &[27, 1, 4131, -1377, 3], 1, 2754).unwrap();
+    let dst = StridedLayout::with_offset(&shape, &[1, -147, 3969, 49, 441], 1, 294).unwrap();
+    let steps = check(&dst, &src, 0, 0).expect("exact");
+    let [CopyStep::Tiled(t)] = &steps[..] else {
+        panic!("one tiled step: {steps:?}")
+    };
+    assert!(
+        t.shared_bytes() > 40 * 1024 && t.shared_bytes() <= 48 * 1024,
+        "{t:?}"
+    );
+    // A permute of bytes whose 40 KiB tiles leave no remainder keeps them.
+    let src = c(&[64, 48, 96], 1).permuted(&[2, 0, 1]).unwrap();
+    let steps = check(&c(&[96, 64, 48], 1), &src, 0, 0).expect("exact");
+    let [CopyStep::Tiled(t)] = &steps[..] else {
+        panic!("one tiled step: {steps:?}")
+    };
+    assert!(t.shared_bytes() <= 40 * 1024, "{t:?}");
+}
