@@ -46,6 +46,8 @@ def main():
     cases.append(("RGB interleaved -> planar (4096,4096,3) u8", (4096, 4096, 3), torch.uint8, lambda t: t.permute(2, 0, 1), "cuda", "cuda"))
     cases.append(("RGB planar -> interleaved (4096,4096,3) u8", (3, 4096, 4096), torch.uint8, lambda t: t.permute(1, 2, 0), "cuda", "cuda"))
     cases.append(("NCHW->NHWC (256,3,224,224) u8", (256, 3, 224, 224), torch.uint8, lambda t: t.permute(0, 2, 3, 1), "cuda", "cuda"))
+    for dtype, name in ((torch.uint8, "u8"), (torch.float16, "f16")):
+        cases.append((f"inner flip [:, ::-1] of (8192,8192) {name}", (8192, 8192), dtype, lambda t: t, "cuda", "flip"))
     cases.append(("misaligned [1:, 1:] of (8193,8193) f16", (8193, 8193), torch.float16, lambda t: t[1:, 1:], "cuda", "cuda"))
     cases.append(("both strided [::2, ::2] -> [::2, ::2] (8192,16384) f32", (8192, 16384), torch.float32, lambda t: t[::2, ::2], "cuda", "strided"))
     cases.append(("batched 32x8 transposes (262144,32,8) f16", (262144, 32, 8), torch.float16, lambda t: t.permute(0, 2, 1), "cuda", "cuda"))

@@ -442,6 +442,32 @@ impl CopyPlan {
         (self.shape[p] >= 64).then_some((p, c))
     }
 
+    /// Whether this copy reverses rows of 1- or 2-byte elements (`x[..., ::-1]`, a whole
+    /// array read backwards): the last axis has stride 1 in the destination and -1 in the
+    /// source, and its rows are long (128 bytes or more). The reversed-rows kernel moves
+    /// each row as runs of aligned 16-byte chunks in and out, reversed in registers; the
+    /// other axes are batches.
+    ///
+    /// ```
+    /// use stridekit_layout::{s, CopyPlan, Order, StridedLayout};
+    /// let x = StridedLayout::dense(&[480, 640], 1, Order::C)?;
+    /// assert!(CopyPlan::new(&x, &x.sliced(s![.., ..;-1])?)?.reversed_rows());
+    /// // Short rows (3 channels) are the reversed-channel kernel's.
+    /// let rgb = StridedLayout::dense(&[64, 64, 3], 1, Order::C)?;
+    /// assert!(!CopyPlan::new(&rgb, &rgb.sliced(s![.., .., ..;-1])?)?.reversed_rows());
+    /// # Ok::<(), stridekit_layout::LayoutError>(())
+    /// ```
+    pub fn reversed_rows(&self) -> bool {
+        let Some(last) = self.ndim().checked_sub(1) else {
+            return false;
+        };
+        matches!(self.itemsize, 1 | 2)
+            && self.volume > 0
+            && self.dst_strides[last] == 1
+            && self.src_strides[last] == -1
+            && self.shape[last].saturating_mul(self.itemsize as i64) >= 128
+    }
+
     /// The same copy counted in bytes when both sides' last axis is contiguous and its
     /// rows are long (128 bytes or more) but move in words of at most 4 bytes (rows that
     /// start at different alignments): the run kernel moves such rows in 16-byte aligned

@@ -137,6 +137,7 @@ fn check(
             | CopyStep::Channels { plan: p, .. }
             | CopyStep::ReversedChannels { plan: p, .. }
             | CopyStep::Rows { plan: p }
+            | CopyStep::ReversedRows { plan: p }
             | CopyStep::SmallMatrices { plan: p, .. } => plan_pairs(p, &mut got)?,
             CopyStep::Tiled(t) => tile_pairs(t, dptr, sptr, &mut got)?,
         }
@@ -262,6 +263,7 @@ fn classes_pick_the_expected_kernels() {
                     CopyStep::Channels { .. } => "channels",
                     CopyStep::ReversedChannels { .. } => "reversed",
                     CopyStep::Rows { .. } => "rows",
+                    CopyStep::ReversedRows { .. } => "reversed rows",
                     CopyStep::SmallMatrices { .. } => "matrices",
                 })
                 .collect()
@@ -289,6 +291,24 @@ fn classes_pick_the_expected_kernels() {
         ),
         ["elementwise"]
     );
+    // Rows of bytes and halfwords read backwards, and a whole array reversed: the
+    // reversed-rows kernel; 4-byte elements move in words elementwise; 3 channels are the
+    // reversed-channel kernel's.
+    for isz in [1usize, 2] {
+        let x = c(&[64, 1000], isz);
+        let flipped = x.sliced(stridekit_layout::s![.., ..;-1]).expect("slice");
+        assert_eq!(kinds(&x, &flipped, 0, 0), ["reversed rows"]);
+        let all = x.sliced(stridekit_layout::s![..;-1, ..;-1]).expect("slice");
+        assert_eq!(kinds(&x, &all, 0, 3), ["reversed rows"]);
+    }
+    let x4 = c(&[64, 1000], 4);
+    let flipped4 = x4.sliced(stridekit_layout::s![.., ..;-1]).expect("slice");
+    assert_eq!(kinds(&x4, &flipped4, 0, 0), ["elementwise"]);
+    let rgb = c(&[64, 64, 3], 1);
+    let bgr = rgb
+        .sliced(stridekit_layout::s![.., .., ..;-1])
+        .expect("slice");
+    assert_eq!(kinds(&rgb, &bgr, 0, 0), ["reversed"]);
     let a = c(&[64, 96], 4);
     assert_eq!(kinds(&a, &a, 0, 0), ["memcpy"]);
     // f32 transpose of two long axes: the 32 x 32 tile kernel.

@@ -183,6 +183,16 @@ fn main() -> R<()> {
         dst_host: false,
         pageable: false,
     });
+    for (isz, name) in [(1usize, "u8"), (2, "f16")] {
+        cases.push(Case {
+            name: format!("inner flip [:, ::-1] of (8192,8192) {name}"),
+            src: dense(&[8192, 8192], isz).sliced(s![.., ..;-1])?,
+            dst: dense(&[8192, 8192], isz),
+            src_host: false,
+            dst_host: false,
+            pageable: false,
+        });
+    }
     cases.push(Case {
         name: "misaligned [1:, 1:] of (8193,8193) f16".into(),
         src: dense(&[8193, 8193], 2).sliced(s![1.., 1..])?,

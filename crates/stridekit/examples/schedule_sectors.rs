@@ -98,6 +98,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                 | CopyStep::Channels { plan: p, .. }
                 | CopyStep::SmallMatrices { plan: p, .. }
                 | CopyStep::Rows { plan: p }
+                | CopyStep::ReversedRows { plan: p }
                 | CopyStep::ReversedChannels { plan: p, .. } => {
                     tile += 1;
                     let t = tile;

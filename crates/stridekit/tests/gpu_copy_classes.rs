@@ -75,6 +75,7 @@ fn kind(s: &CopyStep) -> &'static str {
         CopyStep::Channels { .. } => "channels",
         CopyStep::ReversedChannels { .. } => "reversed",
         CopyStep::Rows { .. } => "rows",
+        CopyStep::ReversedRows { .. } => "reversed rows",
         CopyStep::SmallMatrices { .. } => "matrices",
     }
 }
@@ -794,6 +795,87 @@ fn shifted_rows_are_exact_at_every_start_alignment() {
         x.check(&src, &c(&[7, 1000], isz));
     }
     x.assert_all("shifted rows");
+}
+
+/// `rows` rows of `row` elements read backwards: the source's rows start `s` elements
+/// into rows padded past 16 bytes, the destination's `d` elements in.
+fn reversed_rows_case(
+    isz: usize,
+    rows: i64,
+    row: i64,
+    s: i64,
+    d: i64,
+) -> (StridedLayout, StridedLayout) {
+    let (src, dst) = rows_case(isz, rows, row, s, d);
+    (src.sliced(s![.., ..;-1]).unwrap(), dst)
+}
+
+/// The reversed-rows copies of `isz`-byte elements the GPU test checks: rows of 128 bytes
+/// (the shortest taken), of exactly one 8 KiB tile and one element more, and of several
+/// tiles with a partial last one, at every element-aligned start of the source (the
+/// destination's start moving with it); a whole array reversed (one long row, odd length
+/// and start); rows in a batch of batches with the batch order flipped too; a broadcast
+/// source row.
+fn reversed_rows_cases(isz: usize) -> Vec<(StridedLayout, StridedLayout)> {
+    let mut cases = Vec::new();
+    let per = 16 / isz as i64;
+    for s in 0..per {
+        let d = (s * 7 + 3) % per;
+        for row in [
+            128 / isz as i64,
+            8192 / isz as i64,
+            8192 / isz as i64 + 1,
+            20001,
+        ] {
+            cases.push(reversed_rows_case(isz, 3, row, s, d));
+        }
+    }
+    let n = 100_003;
+    let all = c(&[n + 5], isz)
+        .sliced(s![3..n + 3])
+        .unwrap()
+        .sliced(s![..;-1])
+        .unwrap();
+    cases.push((all, c(&[n], isz)));
+    let batches = c(&[4, 5, 1000], isz).sliced(s![..;-1, .., ..;-1]).unwrap();
+    cases.push((batches, c(&[4, 5, 1000], isz)));
+    let broadcast = c(&[1, 1000], isz)
+        .sliced(s![.., ..;-1])
+        .unwrap()
+        .broadcast_to(&[6, 1000])
+        .unwrap();
+    cases.push((broadcast, c(&[6, 1000], isz)));
+    cases
+}
+
+#[test]
+fn reversed_rows_are_scheduled_as_such() {
+    for isz in [1usize, 2] {
+        for (src, dst) in reversed_rows_cases(isz) {
+            let steps = CopyPlan::new(&dst, &src)
+                .unwrap()
+                .schedule(1 << 20, 1 << 20);
+            assert_eq!(
+                kind(&steps[0]),
+                "reversed rows",
+                "{src} -> {dst}: {steps:?}"
+            );
+        }
+    }
+}
+
+#[test]
+#[ignore = "needs a CUDA device"]
+fn reversed_rows_are_exact_at_every_start_alignment() {
+    let mut x = Exact::new();
+    for isz in [1usize, 2] {
+        for (src, dst) in reversed_rows_cases(isz) {
+            x.check(&src, &dst);
+        }
+    }
+    // 16 and 8 starts of four row lengths, three other cases of each size.
+    assert_eq!(x.count, (16 + 8) * 4 + 2 * 3, "copies checked");
+    x.assert_all("reversed rows");
 }
 
 #[test]

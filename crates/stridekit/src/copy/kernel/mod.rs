@@ -13,6 +13,7 @@
 //! | (overlapping views) | `group_copy.cu`: independent groups of the last axis ([`CopyPlan::overlap_groups`]), each read whole into shared memory before it is written; one shifted run: `ordered_copy.cu`, chunks in a safe order, each written once the chunks it overwrites are read ([`CopyPlan::ordered_chunks`]) |
 //! | `SmallMatrices` | 1- and 2-byte elements: `small_matrices.cu`, whole matrices a tile, one run in and out, compile-time extents; 4-byte ones: `small_words.cu`, a warp per run of whole matrices in its own slice of shared memory, no block barrier |
 //! | `ReversedChannels` | `channel_reverse.cu`: pixels in and out as runs of aligned chunks, channels reversed in registers |
+//! | `ReversedRows` | `row_reverse.cu`: each row's mirror image in and the row out as runs of aligned chunks, every word's elements reversed in registers |
 //! | `Rows` | `channel_reverse.cu` with one channel of bytes: each row in and out as runs of aligned chunks, realigned in shared memory |
 //! | `Channels` | 2 to 4 channels (or one picked out of pixels 2 to 4 elements apart) whose planes and batches all start on 16 bytes: `channel_words.cu` (16 bytes of every plane a thread, regrouped in registers, no block barrier); others: `channel_transpose.cu` (deinterleaving: pixels in, planes out) and `channel_interleave.cu` (planes in, pixels out), over the aligned-chunk runs of `channel_runs.cu` |
 
@@ -49,6 +50,10 @@ const CHANNEL_INTERLEAVE: &str = concat!(
 const CHANNEL_REVERSE: &str = concat!(
     include_str!("../kernels/channel_runs.cu"),
     include_str!("../kernels/channel_reverse.cu")
+);
+const ROW_REVERSE: &str = concat!(
+    include_str!("../kernels/channel_runs.cu"),
+    include_str!("../kernels/row_reverse.cu")
 );
 /// The overlap kernels, after the staged byte runs they share.
 const GROUP_COPY: &str = concat!(
@@ -102,6 +107,8 @@ enum Variant {
     },
     /// `ch` channels reversed within each pixel.
     Reverse { ndim: usize, ch: usize },
+    /// Rows read backwards.
+    RowReverse { ndim: usize },
     /// Small `nl x na` matrices transposed into `na x nl` ones.
     SmallMatrices { na: usize, nl: usize },
     /// Small `nl x na` matrices of 4-byte elements transposed, a warp per run of them.
@@ -155,6 +162,7 @@ impl Variant {
                 [itemsize, ndim, ch, 2 * sl + split as usize],
             ),
             Variant::Reverse { ndim, ch } => ("channel_reverse", [itemsize, ndim, ch, 0]),
+            Variant::RowReverse { ndim } => ("row_reverse", [itemsize, ndim, 0, 0]),
             Variant::SmallMatrices { na, nl } => ("small_matrices", [itemsize, na, nl, 0]),
             Variant::SmallWords { na, nl } => ("small_words", [itemsize, na, nl, 0]),
             Variant::Tiled { read, write } => ("tile_copy", [itemsize, read, write, 0]),
@@ -330,6 +338,14 @@ fn kernel_source(itemsize: usize, variant: Variant) -> Result<(String, &'static 
             ),
             CHANNEL_REVERSE,
             "channel_reverse",
+        ),
+        Variant::RowReverse { ndim } => (
+            format!(
+                "#define NDIM {ndim}\n#define PMAX {}\n#define EB {itemsize}\n",
+                params::pmax(ndim)
+            ),
+            ROW_REVERSE,
+            "row_reverse",
         ),
         Variant::SmallMatrices { na, nl } => (
             format!("#define NDIM 3\n#define PMAX 8\n#define EB {itemsize}\n#define NA {na}\n#define NL {nl}\n"),
@@ -663,6 +679,11 @@ fn launch_steps(
                     generic::launch(p, dst, src, stream)?;
                 }
             }
+            CopyStep::ReversedRows { plan: p } => {
+                if !runs::reversed_rows(p, dst, src, src_bounds, stream)? {
+                    generic::launch(p, dst, src, stream)?;
+                }
+            }
             CopyStep::ReversedChannels {
                 plan: p,
                 pixels,
@@ -781,6 +802,9 @@ mod tests {
                 }
             }
             variants.push((1, Variant::Reverse { ndim: 2, ch: 1 }));
+            for ndim in [1usize, 2, 9] {
+                variants.push((isz, Variant::RowReverse { ndim }));
+            }
             variants.push((1, Variant::Reverse { ndim: 9, ch: 1 }));
             for ch in 1..=4 {
                 for ndim in [2usize, 3, 9] {

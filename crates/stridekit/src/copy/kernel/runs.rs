@@ -21,6 +21,9 @@ fn channel_run(ch: u64) -> u64 {
     }
 }
 
+/// Bytes of a row of the reversed-rows kernel's tile (`row_reverse.cu`'s RUN).
+const ROW_REVERSE_RUN: u64 = 8192;
+
 /// One launch of a run kernel: which, over how many tiles (`None`: more than a count
 /// holds), the plan's two axes and its batches.
 struct Tiles {
@@ -238,6 +241,31 @@ pub(super) fn rows(
             ch: 1,
         },
         count: row.div_ceil(channel_run(1)).checked_mul(batches),
+        axes: (last, last),
+        batches,
+    };
+    launch_tiles(plan, t, (dst, src), src_bounds, stream)
+}
+
+/// Rows read backwards ([`CopyPlan::reversed_rows`]): tiles of 8 KiB of a row, each row's
+/// mirror image read as runs of aligned chunks.
+pub(super) fn reversed_rows(
+    plan: &CopyPlan,
+    dst: u64,
+    src: u64,
+    src_bounds: (u64, u64),
+    stream: &Arc<CudaStream>,
+) -> Result<bool> {
+    let Some(last) = plan.ndim().checked_sub(1) else {
+        return Ok(false);
+    };
+    let row = plan.shape[last] as u64;
+    let batches = plan.volume as u64 / row.max(1);
+    let t = Tiles {
+        variant: Variant::RowReverse { ndim: plan.ndim() },
+        count: row
+            .div_ceil(ROW_REVERSE_RUN / plan.itemsize as u64)
+            .checked_mul(batches),
         axes: (last, last),
         batches,
     };
