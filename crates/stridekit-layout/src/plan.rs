@@ -445,8 +445,8 @@ impl CopyPlan {
     /// Whether this copy reverses rows of 1- or 2-byte elements (`x[..., ::-1]`, a whole
     /// array read backwards): the last axis has stride 1 in the destination and -1 in the
     /// source, and its rows are long (128 bytes or more). The reversed-rows kernel moves
-    /// each row as runs of aligned 16-byte chunks in and out, reversed in registers; the
-    /// other axes are batches.
+    /// each row in aligned 16-byte chunks, realigned and reversed in registers; the other
+    /// axes are batches.
     ///
     /// ```
     /// use stridekit_layout::{s, CopyPlan, Order, StridedLayout};

@@ -9,7 +9,7 @@
 //! | empty | no elements | none | nothing |
 //! | contiguous | one gap-free run on both sides | [`CopyStep::Memcpy`] | `cuMemcpyAsync` |
 //! | reversed channels | 1- and 2-byte elements; dense pixels on both sides, 2 to 16 channels with stride -1 in the source ([`CopyPlan::reversed_channel_axes`]) | [`CopyStep::ReversedChannels`] | the pixels as one run of aligned 16-byte chunks in and out, every pixel's channels reversed in registers |
-//! | reversed rows | 1- and 2-byte elements; the last axis has stride -1 in the source and 1 in the destination, rows of 128 bytes or more ([`CopyPlan::reversed_rows`]) | [`CopyStep::ReversedRows`] | each row as runs of aligned 16-byte chunks in and out (tiles of 8 KiB), every word's elements reversed in registers, realigned with funnel shifts in shared memory |
+//! | reversed rows | 1- and 2-byte elements; the last axis has stride -1 in the source and 1 in the destination, rows of 128 bytes or more ([`CopyPlan::reversed_rows`]) | [`CopyStep::ReversedRows`] | a thread per aligned 16-byte destination chunk: its mirror image read as the two aligned source chunks that hold it, realigned with funnel shifts and reversed with byte permutes in registers |
 //! | shifted rows | both sides' last axis contiguous, rows of 128 bytes or more that no word wider than 4 bytes keeps aligned on both sides ([`CopyPlan::shifted_rows`]) | [`CopyStep::Rows`] | each row as runs of aligned 16-byte chunks in and out, realigned with funnel shifts in shared memory |
 //! | shared fast axis | the source's fast axis is the destination's fastest axis along which the source moves (broadcast axes skipped) and long (>= 32 elements or 64 bytes); or the source spans a quarter of the elements or less (a broadcast: reads come from cache) | [`CopyStep::Elementwise`] | one thread per element (widened to 16-, 8-, 4- or 2-byte words when both inner runs allow), coalesced on both sides, several loads in flight per thread |
 //! | batched small matrices | 1-, 2- and 4-byte elements; `(B, m, n) -> (B, n, m)` with both sides dense, `m` and `n` 2 to 64 ([`CopyPlan::small_matrix_axes`]) | [`CopyStep::SmallMatrices`] | many matrices a tile: the batch as one run of aligned 16-byte chunks in and out, destination words gathered from shared memory with compile-time extents; 4-byte elements: a warp per run of whole matrices, no block barrier |
@@ -78,8 +78,8 @@ pub enum CopyStep {
         plan: CopyPlan,
     },
     /// Rows of 1- or 2-byte elements read backwards ([`CopyPlan::reversed_rows`]): each
-    /// row moves as runs of 16-byte aligned chunks, reversed in registers; other axes
-    /// are batches.
+    /// row moves in aligned 16-byte chunks, realigned and reversed in registers; other
+    /// axes are batches.
     ReversedRows {
         /// The copy (its last axis: stride -1 in the source, 1 in the destination).
         plan: CopyPlan,

@@ -811,8 +811,8 @@ fn reversed_rows_case(
 }
 
 /// The reversed-rows copies of `isz`-byte elements the GPU test checks: rows of 128 bytes
-/// (the shortest taken), of exactly one 8 KiB tile and one element more, and of several
-/// tiles with a partial last one, at every element-aligned start of the source (the
+/// (the shortest taken), of an odd length inside one tile, of exactly one 32 KiB tile and
+/// one element more, and of several tiles with a partial last one, at every element-aligned start of the source (the
 /// destination's start moving with it); a whole array reversed (one long row, odd length
 /// and start); rows in a batch of batches with the batch order flipped too; a broadcast
 /// source row.
@@ -821,12 +821,8 @@ fn reversed_rows_cases(isz: usize) -> Vec<(StridedLayout, StridedLayout)> {
     let per = 16 / isz as i64;
     for s in 0..per {
         let d = (s * 7 + 3) % per;
-        for row in [
-            128 / isz as i64,
-            8192 / isz as i64,
-            8192 / isz as i64 + 1,
-            20001,
-        ] {
+        let tile = 32768 / isz as i64;
+        for row in [128 / isz as i64, 4099, tile, tile + 1, 70001] {
             cases.push(reversed_rows_case(isz, 3, row, s, d));
         }
     }
@@ -873,8 +869,8 @@ fn reversed_rows_are_exact_at_every_start_alignment() {
             x.check(&src, &dst);
         }
     }
-    // 16 and 8 starts of four row lengths, three other cases of each size.
-    assert_eq!(x.count, (16 + 8) * 4 + 2 * 3, "copies checked");
+    // 16 and 8 starts of five row lengths, three other cases of each size.
+    assert_eq!(x.count, (16 + 8) * 5 + 2 * 3, "copies checked");
     x.assert_all("reversed rows");
 }
 

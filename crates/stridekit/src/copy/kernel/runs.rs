@@ -22,7 +22,7 @@ fn channel_run(ch: u64) -> u64 {
 }
 
 /// Bytes of a row of the reversed-rows kernel's tile (`row_reverse.cu`'s RUN).
-const ROW_REVERSE_RUN: u64 = 8192;
+const ROW_REVERSE_RUN: u64 = 32768;
 
 /// One launch of a run kernel: which, over how many tiles (`None`: more than a count
 /// holds), the plan's two axes and its batches.
@@ -247,8 +247,8 @@ pub(super) fn rows(
     launch_tiles(plan, t, (dst, src), src_bounds, stream)
 }
 
-/// Rows read backwards ([`CopyPlan::reversed_rows`]): tiles of 8 KiB of a row, each row's
-/// mirror image read as runs of aligned chunks.
+/// Rows read backwards ([`CopyPlan::reversed_rows`]): tiles of 32 KiB of a row, a thread
+/// per aligned 16-byte destination chunk.
 pub(super) fn reversed_rows(
     plan: &CopyPlan,
     dst: u64,
