@@ -230,19 +230,12 @@ pub(super) fn rows(
     src_bounds: (u64, u64),
     stream: &Arc<CudaStream>,
 ) -> Result<bool> {
-    let Some(last) = plan.ndim().checked_sub(1) else {
-        return Ok(false);
+    let variant = Variant::Reverse {
+        ndim: plan.ndim(),
+        ch: 1,
     };
-    let row = plan.shape[last] as u64;
-    let batches = plan.volume as u64 / row.max(1);
-    let t = Tiles {
-        variant: Variant::Reverse {
-            ndim: plan.ndim(),
-            ch: 1,
-        },
-        count: row.div_ceil(channel_run(1)).checked_mul(batches),
-        axes: (last, last),
-        batches,
+    let Some(t) = row_tiles(plan, variant, channel_run(1)) else {
+        return Ok(false);
     };
     launch_tiles(plan, t, (dst, src), src_bounds, stream)
 }
@@ -256,20 +249,25 @@ pub(super) fn reversed_rows(
     src_bounds: (u64, u64),
     stream: &Arc<CudaStream>,
 ) -> Result<bool> {
-    let Some(last) = plan.ndim().checked_sub(1) else {
+    let variant = Variant::RowReverse { ndim: plan.ndim() };
+    let Some(t) = row_tiles(plan, variant, ROW_REVERSE_RUN / plan.itemsize as u64) else {
         return Ok(false);
     };
+    launch_tiles(plan, t, (dst, src), src_bounds, stream)
+}
+
+/// A launch of `variant` over the rows of `plan` (its last axis; the others are batches)
+/// in tiles of `per_tile` elements of a row; `None` for a plan without axes.
+fn row_tiles(plan: &CopyPlan, variant: Variant, per_tile: u64) -> Option<Tiles> {
+    let last = plan.ndim().checked_sub(1)?;
     let row = plan.shape[last] as u64;
     let batches = plan.volume as u64 / row.max(1);
-    let t = Tiles {
-        variant: Variant::RowReverse { ndim: plan.ndim() },
-        count: row
-            .div_ceil(ROW_REVERSE_RUN / plan.itemsize as u64)
-            .checked_mul(batches),
+    Some(Tiles {
+        variant,
+        count: row.div_ceil(per_tile).checked_mul(batches),
         axes: (last, last),
         batches,
-    };
-    launch_tiles(plan, t, (dst, src), src_bounds, stream)
+    })
 }
 
 /// A batch of small matrices transposed, over the axes [`CopyPlan::small_matrix_axes`]
