@@ -53,6 +53,11 @@ def main():
     cases.append(("batched 32x8 transposes (262144,32,8) f16", (262144, 32, 8), torch.float16, lambda t: t.permute(0, 2, 1), "cuda", "cuda"))
     cases.append(("[:, ::2] of (8192,16384) f32", (8192, 16384), torch.float32, lambda t: t[:, ::2], "cuda", "cuda"))
     cases.append(("broadcast (1,16384)->(8192,16384) f32", (1, 16384), torch.float32, lambda t: t.expand(8192, 16384), "cuda", "cuda"))
+    for rows, cols, dtype, tname in ((1 << 26, 3, torch.uint8, "u8"), (1 << 20, 75, torch.float16, "f16"),
+                                     (32768, 1000, torch.float32, "f32"), (8192, 8192, torch.float32, "f32")):
+        row = 1 if cols == 8192 else cols
+        cases.append((f"broadcast (1,{row})->({rows},{cols}) {tname}", (1, row), dtype,
+                      lambda t, r=rows, c=cols: t.expand(r, c), "cuda", "cuda"))
     cases.append(("transpose 5000x7001 u8", (7001, 5000), torch.uint8, lambda t: t.t(), "cuda", "cuda"))
     cases.append(("transpose 6007x2049 bf16", (2049, 6007), torch.bfloat16, lambda t: t.t(), "cuda", "cuda"))
     cases.append(("RGBA (M,4)->(4,M) u8, M=2^24", (1 << 24, 4), torch.uint8, lambda t: t.t(), "cuda", "cuda"))

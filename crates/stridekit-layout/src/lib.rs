@@ -37,7 +37,7 @@ pub use dims::{Dims, MAX_NDIM};
 pub use error::{LayoutError, Op, Result, Tuple};
 pub use groups::{OrderedChunks, GROUP_MAX_BYTES};
 pub use layout::{byte_span_of, Order, StridedLayout};
-pub use plan::CopyPlan;
+pub use plan::{CopyPlan, REPEAT_PATTERN_MAX_BYTES};
 pub use repack::RepackOptions;
 pub use runs::ElementRuns;
 pub use schedule::{CopyStep, SCHEDULE_ADDRESS_PERIOD};

@@ -28,6 +28,10 @@ pub struct CopyPlan {
     pub volume: usize,
 }
 
+/// The longest pattern ([`CopyPlan::repeated_pattern`]) the repeat kernel keeps in shared
+/// memory: 8 KiB (with its slack, eight blocks an SM).
+pub const REPEAT_PATTERN_MAX_BYTES: usize = 8192;
+
 impl CopyPlan {
     /// Plans a copy from `src` to `dst`. Rejects different shapes or itemsizes and a
     /// destination that maps two elements to one address. A source with stride-0
@@ -466,6 +470,50 @@ impl CopyPlan {
             && self.dst_strides[last] == 1
             && self.src_strides[last] == -1
             && self.shape[last].saturating_mul(self.itemsize as i64) >= 128
+    }
+
+    /// Where this copy writes one short pattern over and over into a contiguous
+    /// destination (`x.expand(n, c).contiguous()`, a constant fill, a small block tiled):
+    /// the number of leading axes the source broadcasts (stride 0), so that the remaining
+    /// axes hold the pattern, [`REPEAT_PATTERN_MAX_BYTES`] or less. The repeat kernel
+    /// gathers the pattern into shared memory once per block and writes the destination
+    /// as one run of aligned 16-byte chunks. `None` when the destination is not one dense
+    /// run, the source broadcasts no leading axis or the pattern is longer.
+    ///
+    /// ```
+    /// use stridekit_layout::{CopyPlan, Order, StridedLayout};
+    /// // A row of 75 halfwords, read every third element, repeated a million times.
+    /// let row = StridedLayout::with_offset(&[1 << 20, 75], &[0, 3], 2, 0)?;
+    /// let out = StridedLayout::dense(&[1 << 20, 75], 2, Order::C)?;
+    /// assert_eq!(CopyPlan::new(&out, &row)?.repeated_pattern(), Some(1));
+    /// // A broadcast that writes a strided destination is not one run.
+    /// let every_other = StridedLayout::with_offset(&[1 << 20, 75], &[152, 2], 2, 0)?;
+    /// assert_eq!(CopyPlan::new(&every_other, &row)?.repeated_pattern(), None);
+    /// # Ok::<(), stridekit_layout::LayoutError>(())
+    /// ```
+    pub fn repeated_pattern(&self) -> Option<usize> {
+        let n = self.ndim();
+        if n == 0 || self.volume == 0 {
+            return None;
+        }
+        // One dense run in the destination, slowest axis first.
+        let mut dense = 1i64;
+        for k in (0..n).rev() {
+            if self.dst_strides[k] != dense {
+                return None;
+            }
+            dense = dense.checked_mul(self.shape[k])?;
+        }
+        let outer = (0..n).take_while(|&k| self.src_strides[k] == 0).count();
+        if outer == 0 {
+            return None;
+        }
+        let pattern = self.shape[outer..]
+            .iter()
+            .try_fold(self.itemsize as i64, |b, &e| b.checked_mul(e))?;
+        (pattern <= REPEAT_PATTERN_MAX_BYTES as i64
+            && self.volume as i64 > self.shape[outer..].iter().product::<i64>())
+        .then_some(outer)
     }
 
     /// The same copy counted in bytes when both sides' last axis is contiguous and its

@@ -9,6 +9,7 @@
 //! | empty | no elements | none | nothing |
 //! | contiguous | one gap-free run on both sides | [`CopyStep::Memcpy`] | `cuMemcpyAsync` |
 //! | reversed channels | 1- and 2-byte elements; dense pixels on both sides, 2 to 16 channels with stride -1 in the source ([`CopyPlan::reversed_channel_axes`]) | [`CopyStep::ReversedChannels`] | the pixels as one run of aligned 16-byte chunks in and out, every pixel's channels reversed in registers |
+//! | repeated pattern | the destination one dense run, the source broadcasting its leading axes, a pattern of 8 KiB or less ([`CopyPlan::repeated_pattern`]) | [`CopyStep::Repeat`] | the pattern gathered into shared memory once per block, the destination written as aligned 16-byte chunks, each realigned from five shared-memory words with funnel shifts |
 //! | reversed rows | 1- and 2-byte elements; the last axis has stride -1 in the source and 1 in the destination, rows of 128 bytes or more ([`CopyPlan::reversed_rows`]) | [`CopyStep::ReversedRows`] | a thread per aligned 16-byte destination chunk: its mirror image read as the two aligned source chunks that hold it, realigned with funnel shifts and reversed with byte permutes in registers |
 //! | shifted rows | both sides' last axis contiguous, rows of 128 bytes or more that no word wider than 4 bytes keeps aligned on both sides ([`CopyPlan::shifted_rows`]) | [`CopyStep::Rows`] | each row as runs of aligned 16-byte chunks in and out, realigned with funnel shifts in shared memory |
 //! | shared fast axis | the source's fast axis is the destination's fastest axis along which the source moves (broadcast axes skipped) and long (>= 32 elements or 64 bytes); or the source spans a quarter of the elements or less (a broadcast: reads come from cache) | [`CopyStep::Elementwise`] | one thread per element (widened to 16-, 8-, 4- or 2-byte words when both inner runs allow), coalesced on both sides, several loads in flight per thread |
@@ -76,6 +77,15 @@ pub enum CopyStep {
     Rows {
         /// The copy in bytes (itemsize 1).
         plan: CopyPlan,
+    },
+    /// A short pattern written over and over into a contiguous destination
+    /// ([`CopyPlan::repeated_pattern`]): gathered into shared memory once per block, the
+    /// destination written as one run of aligned 16-byte chunks.
+    Repeat {
+        /// The copy.
+        plan: CopyPlan,
+        /// Its leading axes that the source broadcasts (the others hold the pattern).
+        outer: usize,
     },
     /// Rows of 1- or 2-byte elements read backwards ([`CopyPlan::reversed_rows`]): each
     /// row moves in aligned 16-byte chunks, realigned and reversed in registers; other
@@ -314,6 +324,13 @@ fn classify(
             plan: p.clone(),
             pixels,
             channels,
+        });
+        return;
+    }
+    if let Some(outer) = p.repeated_pattern() {
+        out.push(CopyStep::Repeat {
+            plan: p.clone(),
+            outer,
         });
         return;
     }

@@ -138,6 +138,7 @@ fn check(
             | CopyStep::ReversedChannels { plan: p, .. }
             | CopyStep::Rows { plan: p }
             | CopyStep::ReversedRows { plan: p }
+            | CopyStep::Repeat { plan: p, .. }
             | CopyStep::SmallMatrices { plan: p, .. } => plan_pairs(p, &mut got)?,
             CopyStep::Tiled(t) => tile_pairs(t, dptr, sptr, &mut got)?,
         }
@@ -264,6 +265,7 @@ fn classes_pick_the_expected_kernels() {
                     CopyStep::ReversedChannels { .. } => "reversed",
                     CopyStep::Rows { .. } => "rows",
                     CopyStep::ReversedRows { .. } => "reversed rows",
+                    CopyStep::Repeat { .. } => "repeat",
                     CopyStep::SmallMatrices { .. } => "matrices",
                 })
                 .collect()
@@ -422,9 +424,25 @@ fn classes_pick_the_expected_kernels() {
         CopyStep::Tiled(t) => assert_eq!(t.read_word * t.itemsize, 16),
         other => panic!("{other:?}"),
     }
-    // A broadcast row: elementwise (reads hit one row).
+    // A broadcast row into a dense destination: the repeat kernel, up to 8 KiB of
+    // pattern (a constant fill too); into a strided one, elementwise (reads hit one
+    // row); longer patterns, row by row.
     let row = c(&[1, 300], 4).broadcast_to(&[50, 300]).expect("broadcast");
-    assert_eq!(kinds(&c(&[50, 300], 4), &row, 0, 0), ["elementwise"]);
+    assert_eq!(kinds(&c(&[50, 300], 4), &row, 0, 0), ["repeat"]);
+    let one = c(&[1, 1], 2).broadcast_to(&[999, 37]).expect("broadcast");
+    assert_eq!(kinds(&c(&[999, 37], 2), &one, 0, 0), ["repeat"]);
+    let cols = c(&[50, 600], 4)
+        .sliced(stridekit_layout::s![.., ..300])
+        .expect("slice");
+    assert_eq!(kinds(&cols, &row, 0, 0), ["elementwise"]);
+    let long = c(&[1, 2049], 4)
+        .broadcast_to(&[50, 2049])
+        .expect("broadcast");
+    assert_eq!(kinds(&c(&[50, 2049], 4), &long, 0, 0), ["rows"]);
+    // A broadcast in the middle repeats its inner block only where the axes above it move
+    // in the source: not one pattern.
+    let mid = StridedLayout::with_offset(&[7, 40, 75], &[75, 0, 3], 2, 0).expect("layout");
+    assert_eq!(kinds(&c(&[7, 40, 75], 2), &mid, 0, 0), ["elementwise"]);
 }
 
 #[test]

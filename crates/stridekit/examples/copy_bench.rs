@@ -237,6 +237,25 @@ fn main() -> R<()> {
         dst_host: false,
         pageable: false,
     });
+    // Short patterns repeated into a contiguous destination (`expand(...).contiguous()`,
+    // fills): the repeat kernel.
+    for (rows, cols, isz, t) in [
+        (1i64 << 26, 3i64, 1usize, "u8"),
+        (1 << 20, 75, 2, "f16"),
+        (32768, 1000, 4, "f32"),
+        (8192, 8192, 4, "f32"),
+    ] {
+        let row = if cols == 8192 { 1 } else { cols };
+        let src = dense(&[1, row], isz).broadcast_to(&[rows, cols])?;
+        cases.push(Case {
+            name: format!("broadcast (1,{row})->({rows},{cols}) {t}"),
+            dst: dense(src.shape(), isz),
+            src,
+            src_host: false,
+            dst_host: false,
+            pageable: false,
+        });
+    }
     // The byte and halfword classes: odd transposes, channel layouts, batched small
     // matrices, misaligned starts.
     let device = |name: &str, src: StridedLayout, dst: StridedLayout| Case {

@@ -66,6 +66,9 @@ fn steps(plan: &CopyPlan, dptr: u64, sptr: u64) -> String {
             stridekit::CopyStep::Rows { plan } => {
                 format!("rows({})", plan.shape[plan.ndim() - 1])
             }
+            stridekit::CopyStep::Repeat { plan, outer } => {
+                format!("repeat({})", plan.shape[*outer..].iter().product::<i64>())
+            }
             stridekit::CopyStep::ReversedRows { plan } => {
                 format!("reversed rows({})", plan.shape[plan.ndim() - 1])
             }

@@ -99,6 +99,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                 | CopyStep::SmallMatrices { plan: p, .. }
                 | CopyStep::Rows { plan: p }
                 | CopyStep::ReversedRows { plan: p }
+                | CopyStep::Repeat { plan: p, .. }
                 | CopyStep::ReversedChannels { plan: p, .. } => {
                     tile += 1;
                     let t = tile;

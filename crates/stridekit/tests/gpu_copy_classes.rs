@@ -76,6 +76,7 @@ fn kind(s: &CopyStep) -> &'static str {
         CopyStep::ReversedChannels { .. } => "reversed",
         CopyStep::Rows { .. } => "rows",
         CopyStep::ReversedRows { .. } => "reversed rows",
+        CopyStep::Repeat { .. } => "repeat",
         CopyStep::SmallMatrices { .. } => "matrices",
     }
 }
@@ -1125,4 +1126,64 @@ fn run_tiles_are_exact_at_every_start_alignment() {
     }
     assert_eq!(x.count, 16 * 2 + 8 + 4, "every layout at every start");
     x.assert_all("run tiles");
+}
+
+/// Patterns repeated into a dense destination of `isz`-byte elements that starts `d`
+/// elements past 16-byte alignment: (source, destination). A constant fill, rows of 3
+/// and of a flipped 129, case 117's row (25 elements every third, each written three
+/// times), an 8 KiB row, two broadcast axes over a strided row, and a copy of 6 elements.
+fn repeat_cases(isz: usize, d: i64) -> Vec<(StridedLayout, StridedLayout)> {
+    let l = |shape: &[i64], strides: &[i64], off: i64| {
+        StridedLayout::with_offset(shape, strides, isz, off).unwrap()
+    };
+    let row = 8192 / isz as i64;
+    [
+        l(&[1000, 37], &[0, 0], 5),
+        l(&[5000, 3], &[0, 1], 1),
+        l(&[300, 129], &[0, -1], 200),
+        l(&[4000, 25, 3], &[0, 3, 0], 2),
+        l(&[40, row], &[0, 1], 0),
+        l(&[7, 9, 50], &[0, 0, 2], 3),
+        l(&[2, 3], &[0, 1], 0),
+    ]
+    .into_iter()
+    .map(|src| {
+        let dst = at_offset(isz, d, src.shape());
+        (src, dst)
+    })
+    .collect()
+}
+
+#[test]
+fn repeated_patterns_are_scheduled_as_such() {
+    for isz in [1usize, 2, 4, 8, 16] {
+        for d in [0, 1] {
+            for (src, dst) in repeat_cases(isz, d) {
+                let steps = CopyPlan::new(&dst, &src)
+                    .unwrap()
+                    .schedule(1 << 20, 1 << 20);
+                assert_eq!(steps.len(), 1, "{src} -> {dst}: {steps:?}");
+                assert_eq!(kind(&steps[0]), "repeat", "{src} -> {dst}: {steps:?}");
+            }
+        }
+    }
+}
+
+#[test]
+#[ignore = "needs a CUDA device"]
+fn repeated_patterns_are_exact_at_every_start_alignment() {
+    let mut x = Exact::new();
+    for isz in [1usize, 2, 4, 8, 16] {
+        for d in 0..16 / isz as i64 {
+            for (src, dst) in repeat_cases(isz, d) {
+                x.check(&src, &dst);
+            }
+        }
+    }
+    assert_eq!(
+        x.count,
+        7 * (16 + 8 + 4 + 2 + 1),
+        "every pattern at every start"
+    );
+    x.assert_all("repeated patterns");
 }

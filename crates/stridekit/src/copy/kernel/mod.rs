@@ -13,6 +13,7 @@
 //! | (overlapping views) | `group_copy.cu`: independent groups of the last axis ([`CopyPlan::overlap_groups`]), each read whole into shared memory before it is written; one shifted run: `ordered_copy.cu`, chunks in a safe order, each written once the chunks it overwrites are read ([`CopyPlan::ordered_chunks`]) |
 //! | `SmallMatrices` | 1- and 2-byte elements: `small_matrices.cu`, whole matrices a tile, one run in and out, compile-time extents; 4-byte ones: `small_words.cu`, a warp per run of whole matrices in its own slice of shared memory, no block barrier |
 //! | `ReversedChannels` | `channel_reverse.cu`: pixels in and out as runs of aligned chunks, channels reversed in registers |
+//! | `Repeat` | `repeat_pattern.cu`: the pattern gathered into shared memory once per block, the destination written in aligned 16-byte chunks realigned from five shared-memory words |
 //! | `ReversedRows` | `row_reverse.cu`: a thread per aligned 16-byte destination chunk, its mirror image read as two aligned chunks, realigned and reversed in registers |
 //! | `Rows` | `channel_reverse.cu` with one channel of bytes: each row in and out as runs of aligned chunks, realigned in shared memory |
 //! | `Channels` | 2 to 4 channels (or one picked out of pixels 2 to 4 elements apart) whose planes and batches all start on 16 bytes: `channel_words.cu` (16 bytes of every plane a thread, regrouped in registers, no block barrier); others: `channel_transpose.cu` (deinterleaving: pixels in, planes out) and `channel_interleave.cu` (planes in, pixels out), over the aligned-chunk runs of `channel_runs.cu` |
@@ -22,6 +23,7 @@ mod generic;
 mod groups;
 mod ordered;
 mod params;
+mod repeat;
 mod runs;
 mod schedules;
 mod tiled;
@@ -109,6 +111,8 @@ enum Variant {
     Reverse { ndim: usize, ch: usize },
     /// Rows read backwards.
     RowReverse { ndim: usize },
+    /// A short pattern repeated into one contiguous destination.
+    Repeat,
     /// Small `nl x na` matrices transposed into `na x nl` ones.
     SmallMatrices { na: usize, nl: usize },
     /// Small `nl x na` matrices of 4-byte elements transposed, a warp per run of them.
@@ -163,6 +167,7 @@ impl Variant {
             ),
             Variant::Reverse { ndim, ch } => ("channel_reverse", [itemsize, ndim, ch, 0]),
             Variant::RowReverse { ndim } => ("row_reverse", [itemsize, ndim, 0, 0]),
+            Variant::Repeat => ("repeat_pattern", [itemsize, 0, 0, 0]),
             Variant::SmallMatrices { na, nl } => ("small_matrices", [itemsize, na, nl, 0]),
             Variant::SmallWords { na, nl } => ("small_words", [itemsize, na, nl, 0]),
             Variant::Tiled { read, write } => ("tile_copy", [itemsize, read, write, 0]),
@@ -378,6 +383,11 @@ fn kernel_source(itemsize: usize, variant: Variant) -> Result<(String, &'static 
             "#define PMAX 8\n".to_string(),
             ORDERED_COPY,
             "ordered_copy",
+        ),
+        Variant::Repeat => (
+            "#define PMAX 8\n".to_string(),
+            include_str!("../kernels/repeat_pattern.cu"),
+            "repeat_pattern",
         ),
     };
     Ok((format!("#define ELEM {elem}\n{defs}{PRELUDE}{body}"), name))
@@ -679,6 +689,11 @@ fn launch_steps(
                     generic::launch(p, dst, src, stream)?;
                 }
             }
+            CopyStep::Repeat { plan: p, outer } => {
+                if !repeat::launch(p, *outer, dst, src, stream)? {
+                    generic::launch(p, dst, src, stream)?;
+                }
+            }
             CopyStep::ReversedRows { plan: p } => {
                 if !runs::reversed_rows(p, dst, src, src_bounds, stream)? {
                     generic::launch(p, dst, src, stream)?;
@@ -791,6 +806,9 @@ mod tests {
                     }
                 }
             }
+        }
+        for isz in [1usize, 2, 4, 8, 16] {
+            variants.push((isz, Variant::Repeat));
         }
         for isz in [1usize, 2] {
             for ndim in [2usize, 3, 9] {
