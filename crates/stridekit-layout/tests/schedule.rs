@@ -425,10 +425,12 @@ fn classes_pick_the_expected_kernels() {
         other => panic!("{other:?}"),
     }
     // A broadcast row into a dense destination: the repeat kernel, up to 8 KiB of
-    // pattern (a constant fill too); into a strided one, elementwise (reads hit one
-    // row); longer patterns, row by row.
+    // pattern (a constant fill too); rows that widen to 16-byte words, or into a strided
+    // destination: elementwise (reads hit one row); longer patterns, row by row.
+    let odd = c(&[1, 301], 4).broadcast_to(&[50, 301]).expect("broadcast");
+    assert_eq!(kinds(&c(&[50, 301], 4), &odd, 0, 0), ["repeat"]);
     let row = c(&[1, 300], 4).broadcast_to(&[50, 300]).expect("broadcast");
-    assert_eq!(kinds(&c(&[50, 300], 4), &row, 0, 0), ["repeat"]);
+    assert_eq!(kinds(&c(&[50, 300], 4), &row, 0, 0), ["elementwise"]);
     let one = c(&[1, 1], 2).broadcast_to(&[999, 37]).expect("broadcast");
     assert_eq!(kinds(&c(&[999, 37], 2), &one, 0, 0), ["repeat"]);
     let cols = c(&[50, 600], 4)
