@@ -816,7 +816,7 @@ fn reversed_rows_case(
 /// one element more, and of several tiles with a partial last one, at every element-aligned start of the source (the
 /// destination's start moving with it); a whole array reversed (one long row, odd length
 /// and start); rows in a batch of batches with the batch order flipped too; a broadcast
-/// source row.
+/// source row into padded destination rows.
 fn reversed_rows_cases(isz: usize) -> Vec<(StridedLayout, StridedLayout)> {
     let mut cases = Vec::new();
     let per = 16 / isz as i64;
@@ -841,7 +841,9 @@ fn reversed_rows_cases(isz: usize) -> Vec<(StridedLayout, StridedLayout)> {
         .unwrap()
         .broadcast_to(&[6, 1000])
         .unwrap();
-    cases.push((broadcast, c(&[6, 1000], isz)));
+    // Into padded rows: into a dense destination the row is a repeated pattern.
+    let padded = c(&[6, 1010], isz).sliced(s![.., ..1000]).unwrap();
+    cases.push((broadcast, padded));
     cases
 }
 
