@@ -510,12 +510,11 @@ impl CopyPlan {
         if outer == 0 {
             return None;
         }
-        let pattern = self.shape[outer..]
-            .iter()
-            .try_fold(self.itemsize as i64, |b, &e| b.checked_mul(e))?;
-        (pattern <= REPEAT_PATTERN_MAX_BYTES as i64
-            && self.volume as i64 > self.shape[outer..].iter().product::<i64>())
-        .then_some(outer)
+        // Elements of the pattern (at most the volume), more than once over.
+        let pattern: i64 = self.shape[outer..].iter().product();
+        let bytes = pattern.checked_mul(self.itemsize as i64)?;
+        (bytes <= REPEAT_PATTERN_MAX_BYTES as i64 && (self.volume as i64) > pattern)
+            .then_some(outer)
     }
 
     /// The same copy counted in bytes when both sides' last axis is contiguous and its

@@ -138,14 +138,15 @@ fn main() -> R<()> {
     }
     // The driver's own floor, same run: the bare calls each small copy makes.
     let (pa, pb) = (a.ptr(), b.ptr());
-    let memcpy_us = host_us(&mut || {
+    let memcpy_4k = || -> R<()> {
         stream.context().bind_to_thread().map_err(err)?;
         // SAFETY: two live 64 MiB device buffers; 4 KiB stays inside both.
         let r = unsafe {
             stridekit::cudarc::driver::sys::cuMemcpyAsync(pb, pa, 4096, stream.cu_stream())
         };
         r.result().map_err(err)
-    })?;
+    };
+    let memcpy_us = host_us(&mut || memcpy_4k())?;
     let empty = dev
         .compile_module(
             "cold_start_empty",
@@ -170,7 +171,7 @@ fn main() -> R<()> {
     println!("driver floor, same run: cuMemcpyAsync 4 KiB {memcpy_us:.2} µs, cuLaunchKernel (empty kernel, via cudarc) {launch_us:.2} µs");
     // The other calls a small copy makes, each alone: the capture query, the event that
     // records the copy on both views' memory, and the plan with its schedule.
-    let capture_us = host_us(&mut || {
+    let capture_query = || -> R<()> {
         let mut status =
             stridekit::cudarc::driver::sys::CUstreamCaptureStatus::CU_STREAM_CAPTURE_STATUS_NONE;
         // SAFETY: a live stream of the current context; `status` is written only.
@@ -179,18 +180,14 @@ fn main() -> R<()> {
         }
         .result()
         .map_err(err)
-    })?;
+    };
+    let capture_us = host_us(&mut || capture_query())?;
     let event = stream.context().new_event(None).map_err(err)?;
     let record_us = host_us(&mut || event.record(&stream).map_err(err))?;
     // The pair every recorded small copy makes: the copy, then the event behind it on the
     // same stream (the record's event may cost more after queued work than alone).
     let pair_us = host_us(&mut || {
-        stream.context().bind_to_thread().map_err(err)?;
-        // SAFETY: as above.
-        let r = unsafe {
-            stridekit::cudarc::driver::sys::cuMemcpyAsync(pb, pa, 4096, stream.cu_stream())
-        };
-        r.result().map_err(err)?;
+        memcpy_4k()?;
         event.record(&stream).map_err(err)
     })?;
     // The same pair in the order and with the calls a small copy makes them: the capture
@@ -201,20 +198,8 @@ fn main() -> R<()> {
         .collect::<R<Vec<_>>>()?;
     let mut turn = 0usize;
     let engine_order_us = host_us(&mut || {
-        let mut status =
-            stridekit::cudarc::driver::sys::CUstreamCaptureStatus::CU_STREAM_CAPTURE_STATUS_NONE;
-        // SAFETY: as above; `status` is written only.
-        unsafe {
-            stridekit::cudarc::driver::sys::cuStreamIsCapturing(stream.cu_stream(), &mut status)
-        }
-        .result()
-        .map_err(err)?;
-        stream.context().bind_to_thread().map_err(err)?;
-        // SAFETY: as above.
-        let r = unsafe {
-            stridekit::cudarc::driver::sys::cuMemcpyAsync(pb, pa, 4096, stream.cu_stream())
-        };
-        r.result().map_err(err)?;
+        capture_query()?;
+        memcpy_4k()?;
         turn = (turn + 1) % events.len();
         events[turn].record(&stream).map_err(err)
     })?;

@@ -116,4 +116,34 @@ mod tests {
         assert_eq!(shared_bytes(3, 1), 48);
         assert_eq!(shared_bytes(8192, 16), 8224);
     }
+
+    /// A pattern over more axes than the kernel's parameter block holds is not launched
+    /// (the elementwise kernel takes the copy).
+    #[test]
+    fn patterns_past_eight_axes_fall_back() {
+        let n = 10;
+        let shape: stridekit_layout::Dims = std::iter::once(50)
+            .chain(std::iter::repeat_n(2, n - 1))
+            .collect();
+        let mut src_strides = stridekit_layout::Dims::new();
+        let mut dst_strides = stridekit_layout::Dims::new();
+        let mut dense = 1i64;
+        for k in (0..n).rev() {
+            dst_strides.insert(0, dense);
+            src_strides.insert(0, if k == 0 { 0 } else { 3 * dense });
+            dense *= shape[k];
+        }
+        let plan = CopyPlan {
+            volume: dense as usize,
+            shape,
+            src_strides,
+            dst_strides,
+            src_offset: 0,
+            dst_offset: 0,
+            itemsize: 1,
+        };
+        assert_eq!(plan.repeated_pattern(), Some(1));
+        assert!(pattern_plan(&plan, 1).is_none());
+        assert!(pattern_plan(&plan, 2).is_some_and(|p| p.ndim() == 8 && p.volume == 256));
+    }
 }

@@ -234,10 +234,13 @@ pub(super) fn rows(
         ndim: plan.ndim(),
         ch: 1,
     };
-    let Some(t) = row_tiles(plan, variant, channel_run(1)) else {
-        return Ok(false);
-    };
-    launch_tiles(plan, t, (dst, src), src_bounds, stream)
+    launch_rows(
+        plan,
+        (variant, channel_run(1)),
+        (dst, src),
+        src_bounds,
+        stream,
+    )
 }
 
 /// Rows read backwards ([`CopyPlan::reversed_rows`]): tiles of 32 KiB of a row, a thread
@@ -250,24 +253,32 @@ pub(super) fn reversed_rows(
     stream: &Arc<CudaStream>,
 ) -> Result<bool> {
     let variant = Variant::RowReverse { ndim: plan.ndim() };
-    let Some(t) = row_tiles(plan, variant, ROW_REVERSE_RUN / plan.itemsize as u64) else {
-        return Ok(false);
-    };
-    launch_tiles(plan, t, (dst, src), src_bounds, stream)
+    let per_tile = ROW_REVERSE_RUN / plan.itemsize as u64;
+    launch_rows(plan, (variant, per_tile), (dst, src), src_bounds, stream)
 }
 
-/// A launch of `variant` over the rows of `plan` (its last axis; the others are batches)
-/// in tiles of `per_tile` elements of a row; `None` for a plan without axes.
-fn row_tiles(plan: &CopyPlan, variant: Variant, per_tile: u64) -> Option<Tiles> {
-    let last = plan.ndim().checked_sub(1)?;
+/// Launches `variant` over the rows of `plan` (its last axis; the others are batches) in
+/// tiles of `per_tile` elements of a row; `false` (nothing launched) for a plan without
+/// axes.
+fn launch_rows(
+    plan: &CopyPlan,
+    (variant, per_tile): (Variant, u64),
+    ptrs: (u64, u64),
+    src_bounds: (u64, u64),
+    stream: &Arc<CudaStream>,
+) -> Result<bool> {
+    let Some(last) = plan.ndim().checked_sub(1) else {
+        return Ok(false);
+    };
     let row = plan.shape[last] as u64;
     let batches = plan.volume as u64 / row.max(1);
-    Some(Tiles {
+    let t = Tiles {
         variant,
         count: row.div_ceil(per_tile).checked_mul(batches),
         axes: (last, last),
         batches,
-    })
+    };
+    launch_tiles(plan, t, ptrs, src_bounds, stream)
 }
 
 /// A batch of small matrices transposed, over the axes [`CopyPlan::small_matrix_axes`]
