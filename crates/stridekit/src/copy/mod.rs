@@ -92,7 +92,14 @@ struct Ctx<'s, 'r> {
     allocator: Option<&'r dyn MemoryResource>,
 }
 
-impl Ctx<'_, '_> {
+impl<'s, 'r> Ctx<'s, 'r> {
+    fn new(stream: &'s Arc<CudaStream>, opts: &CopyOptions<'r>) -> Self {
+        Ctx {
+            stream,
+            allocator: opts.allocator,
+        }
+    }
+
     fn temp(&self, bytes: usize) -> Result<Buffer> {
         match self.allocator {
             Some(a) => {
@@ -205,10 +212,7 @@ fn run(
             ),
         )
     })?;
-    let cx = Ctx {
-        stream,
-        allocator: opts.allocator,
-    };
+    let cx = Ctx::new(stream, opts);
     // Overlap: in independent groups where the layouts allow (device-side memory only),
     // else copy the source out first, then copy from the copy.
     if overlaps(dst, src) {
@@ -480,6 +484,28 @@ pub(crate) fn copy_into(
         // Host to host on the CPU (`run` waits for recorded GPU work first).
         return run(dst, dmem, src, &plan, None, opts);
     };
+    if side(dst) == Side::Device && side(src) == Side::Device && !overlaps(dst, src) {
+        // Device work only (a copy or a kernel between device-side memory; nothing in it
+        // touches the views' records): both records held for the few microseconds it
+        // takes to queue, waited for and recorded under one lock each.
+        let records: smallvec::SmallVec<[_; 2]> = [(dst, Usage::Write), (src, Usage::Read)]
+            .into_iter()
+            .filter_map(|(o, u)| o.pending().map(|p| (p, u)))
+            .collect();
+        crate::memory::around(OP, stream, &records, || {
+            let cudarc = begin_cudarc_uses(dst, src, stream);
+            let queued = prefetch::managed_sides(dst, src, stream, opts)
+                .and_then(|()| Ctx::new(stream, opts).on_device(&plan, dmem, src.region()?));
+            drop(cudarc);
+            queued
+        })?;
+        if opts.blocking == Some(true) {
+            stream
+                .synchronize()
+                .map_err(driver(OP, "cuStreamSynchronize"))?;
+        }
+        return Ok(());
+    }
     let uses = begin_uses(dst, src, stream)?;
     let cudarc = begin_cudarc_uses(dst, src, stream);
     let queued = run(dst, dmem, src, &plan, Some(stream), opts);

@@ -16,7 +16,7 @@ pub(crate) use cudarc_use::CudarcUse;
 pub use device_pool::{DeviceMemoryResource, DevicePoolOptions};
 pub(crate) use host::try_zeroed;
 pub use host::HostMemoryResource;
-pub(crate) use pending::{finish, PendingWork, Usage, Use};
+pub(crate) use pending::{around, finish, PendingWork, Usage, Use};
 pub use pinned::PinnedMemoryResource;
 pub(crate) use region::{check_element_alignment, span_at, span_base, validate_layout, Region};
 

@@ -169,6 +169,24 @@ impl<M: Recorded> Uses<M> {
         }
     }
 
+    /// Stores `mark`, the end of a use of kind `usage` that was ordered after every use
+    /// it must follow while the record stayed locked (so nothing was added meanwhile):
+    /// [`apply`](Self::apply) with everything `to_wait_for(usage)` names as waited.
+    fn apply_held(&mut self, usage: Usage, mark: &M) {
+        match usage {
+            Usage::Write => {
+                self.writes.clear();
+                self.reads.clear();
+                self.writes.push(mark.clone());
+            }
+            Usage::Read => {
+                let here = mark.stream_id();
+                self.reads.retain(|m| m.stream_id() != here);
+                self.reads.push(mark.clone());
+            }
+        }
+    }
+
     /// Forgets the uses in `done` (seen complete).
     fn forget(&mut self, done: &[usize]) {
         self.writes.retain(|m| !done.contains(&m.key()));
@@ -343,6 +361,64 @@ pub(crate) fn finish<'p>(
     Ok(())
 }
 
+/// One use of each record in `uses` (a copy's destination and source, say) around
+/// `work`, which queues its GPU work on `stream`: the records stay locked from before the
+/// work until it is recorded, so [`begin`](PendingWork::begin) and [`finish`] take one
+/// lock each instead of two, and nothing needs remembering in between. `stream` first
+/// waits for the recorded uses each use must follow; after `work` (also when it fails
+/// partway: what it queued is recorded) one event marks the end of every use. Two uses
+/// of one record become one, a write if either writes.
+///
+/// `work` must not use these records itself (their locks are held): for work that only
+/// queues device work (copies and launches between device-side memory).
+pub(crate) fn around<'p, T>(
+    op: &'static str,
+    stream: &CudaStream,
+    uses: &[(&'p PendingWork, Usage)],
+    work: impl FnOnce() -> Result<T>,
+) -> Result<T> {
+    let mut merged: SmallVec<[(&'p PendingWork, Usage); 2]> = SmallVec::new();
+    for &(record, usage) in uses {
+        match merged.iter_mut().find(|(r, _)| std::ptr::eq(*r, record)) {
+            Some((_, u)) => {
+                if usage == Usage::Write {
+                    *u = Usage::Write;
+                }
+            }
+            None => merged.push((record, usage)),
+        }
+    }
+    merged.sort_by_key(|(r, _)| *r as *const PendingWork as usize);
+    let mut guards = SmallVec::<[MutexGuard<'_, Uses>; 2]>::new();
+    for (r, _) in &merged {
+        guards.push(r.lock(op)?);
+    }
+    let me = identity(stream);
+    for ((_, usage), g) in merged.iter().zip(guards.iter()) {
+        for m in g.to_wait_for(*usage) {
+            if m.stream != me {
+                stream
+                    .wait(m.event()?)
+                    .map_err(driver(op, "cuStreamWaitEvent"))?;
+            }
+        }
+    }
+    let queued = work();
+    if merged.is_empty() {
+        return queued;
+    }
+    let done = mark(op, stream);
+    let done = match done {
+        Ok(d) => d,
+        Err(e) => return queued.and(Err(e)),
+    };
+    for ((r, usage), g) in merged.iter().zip(guards.iter_mut()) {
+        r.ever_used.store(true, Ordering::Release);
+        g.apply_held(*usage, &done);
+    }
+    queued
+}
+
 /// Records the end of the work just queued on `stream`, as one mark (for a loan's
 /// start, whose guards record on its event again).
 pub(crate) fn mark(op: &'static str, stream: &CudaStream) -> Result<Arc<Mark>> {
@@ -491,6 +567,34 @@ mod tests {
         assert_eq!(begin(&u, Usage::Write), keys(std::slice::from_ref(&w)));
         u.forget(&keys(std::slice::from_ref(&w)));
         assert!(begin(&u, Usage::Write).is_empty());
+    }
+
+    #[test]
+    fn a_use_held_under_the_lock_replaces_what_it_waited_for() {
+        let mut u = Uses::default();
+        let (w, r5, r6) = (on(1), on(5), on(6));
+        u.apply_held(Usage::Write, &w);
+        u.apply_held(Usage::Read, &r5);
+        u.apply_held(Usage::Read, &r6);
+        // A read keeps the write (for other readers) and the reads of other streams, and
+        // covers the earlier read on its own stream.
+        let r5b = on(5);
+        u.apply_held(Usage::Read, &r5b);
+        assert_eq!(begin(&u, Usage::Read), keys(std::slice::from_ref(&w)));
+        assert_eq!(begin(&u, Usage::Write), keys(&[w, r6, r5b.clone()]));
+        // A write waited for everything on the record (nothing could slip in while it
+        // held the lock), so it alone stays; the same as `apply` told every key.
+        let mut v = Uses {
+            writes: u.writes.clone(),
+            reads: u.reads.clone(),
+        };
+        let w2 = on(9);
+        let all = begin(&v, Usage::Write);
+        v.apply(Usage::Write, &all, &w2);
+        u.apply_held(Usage::Write, &w2);
+        assert_eq!(begin(&u, Usage::Write), keys(std::slice::from_ref(&w2)));
+        assert_eq!(begin(&u, Usage::Write), begin(&v, Usage::Write));
+        assert!(u.reads.is_empty());
     }
 
     #[test]
