@@ -10,6 +10,24 @@ use std::borrow::Cow;
 use std::marker::PhantomData;
 use stridekit_layout::StridedLayout;
 
+/// An operand's layout: a view's own, borrowed, or one the engine made, boxed (so that an
+/// operand stays a few words long: small copies move operands around).
+#[derive(Clone)]
+enum OperandLayout<'a> {
+    View(&'a StridedLayout),
+    Made(Box<StridedLayout>),
+}
+
+impl std::ops::Deref for OperandLayout<'_> {
+    type Target = StridedLayout;
+    fn deref(&self) -> &StridedLayout {
+        match self {
+            OperandLayout::View(l) => l,
+            OperandLayout::Made(l) => l,
+        }
+    }
+}
+
 /// One side of a copy. See the module docs.
 pub(crate) struct Operand<'a> {
     ptr: u64,
@@ -17,7 +35,7 @@ pub(crate) struct Operand<'a> {
     kind: MemoryKind,
     device: Option<usize>,
     /// A view's own layout, borrowed (most copies), or one the engine made.
-    layout: Cow<'a, StridedLayout>,
+    layout: OperandLayout<'a>,
     dtype: Option<DType>,
     pending: Option<&'a PendingWork>,
     cudarc: Option<CudarcUse<'a>>,
@@ -44,6 +62,10 @@ impl<'a> Operand<'a> {
         writable: bool,
     ) -> Result<Operand<'a>> {
         validate_layout(op, ptr, size, kind, &layout, dtype)?;
+        let layout = match layout {
+            Cow::Borrowed(l) => OperandLayout::View(l),
+            Cow::Owned(l) => OperandLayout::Made(Box::new(l)),
+        };
         Ok(Operand {
             ptr,
             size,
