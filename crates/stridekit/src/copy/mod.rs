@@ -486,8 +486,9 @@ pub(crate) fn copy_into(
     };
     if side(dst) == Side::Device && side(src) == Side::Device && !overlaps(dst, src) {
         // Device work only (a copy or a kernel between device-side memory; nothing in it
-        // touches the views' records): both records held for the few microseconds it
-        // takes to queue, waited for and recorded under one lock each.
+        // touches the views' records): both records held while it is queued (microseconds;
+        // a class's first copy also compiles its kernel meanwhile, and other uses of these
+        // views wait for that), waited for and recorded under one lock each.
         let records: smallvec::SmallVec<[_; 2]> = [(dst, Usage::Write), (src, Usage::Read)]
             .into_iter()
             .filter_map(|(o, u)| o.pending().map(|p| (p, u)))

@@ -20,7 +20,9 @@
 //! recorded uses it ordered itself after, and `finish` removes only those (a write) or
 //! only the earlier reads on its own stream (a read), then adds itself. Its event is
 //! recorded while the record is locked, so of two uses on one stream the one recorded
-//! later is also the later one in the stream, and covers the earlier.
+//! later is also the later one in the stream, and covers the earlier. A copy between
+//! device-side memory takes both steps at once ([`around`]): its records stay locked
+//! while its work is queued, so there is nothing to remember between them.
 //!
 //! The record holds at most one read and one write per stream (plus those of streams
 //! that another use has not yet ordered after), so it stays small; a host wait drops the
