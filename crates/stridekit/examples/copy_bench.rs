@@ -237,6 +237,15 @@ fn main() -> R<()> {
         dst_host: false,
         pageable: false,
     });
+    // A case between two device layouts.
+    let device = |name: &str, src: StridedLayout, dst: StridedLayout| Case {
+        name: name.into(),
+        src,
+        dst,
+        src_host: false,
+        dst_host: false,
+        pageable: false,
+    };
     // Short patterns repeated into a contiguous destination (`expand(...).contiguous()`,
     // fills): the repeat kernel.
     for (rows, cols, isz, t) in [
@@ -247,25 +256,15 @@ fn main() -> R<()> {
     ] {
         let row = if cols == 8192 { 1 } else { cols };
         let src = dense(&[1, row], isz).broadcast_to(&[rows, cols])?;
-        cases.push(Case {
-            name: format!("broadcast (1,{row})->({rows},{cols}) {t}"),
-            dst: dense(src.shape(), isz),
+        let dst = dense(src.shape(), isz);
+        cases.push(device(
+            &format!("broadcast (1,{row})->({rows},{cols}) {t}"),
             src,
-            src_host: false,
-            dst_host: false,
-            pageable: false,
-        });
+            dst,
+        ));
     }
     // The byte and halfword classes: odd transposes, channel layouts, batched small
     // matrices, misaligned starts.
-    let device = |name: &str, src: StridedLayout, dst: StridedLayout| Case {
-        name: name.into(),
-        src,
-        dst,
-        src_host: false,
-        dst_host: false,
-        pageable: false,
-    };
     let transposed = |rows: i64, cols: i64, isz: usize| -> R<(StridedLayout, StridedLayout)> {
         let src = dense(&[cols, rows], isz).permuted(&[1, 0])?;
         let dst = dense(src.shape(), isz);
