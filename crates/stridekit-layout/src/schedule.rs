@@ -16,7 +16,7 @@
 //! | batched small matrices | 1-, 2- and 4-byte elements; `(B, m, n) -> (B, n, m)` with both sides dense, `m` and `n` 2 to 64 ([`CopyPlan::small_matrix_axes`]) | [`CopyStep::SmallMatrices`] | many matrices a tile: the batch as one run of aligned 16-byte chunks in and out, destination words gathered from shared memory with compile-time extents; 4-byte elements: a warp per run of whole matrices, no block barrier |
 //! | transpose of two long axes | the source's fast axis and the destination's differ, both at least a tile side (32 words; 1- and 2-byte elements in 4-byte words where those stay aligned) | [`CopyStep::Transpose`] | 32 x 32 word tiles through shared memory, all of a thread's loads in flight at once; 1- and 2-byte elements whose rows start anywhere (no aligned 4-byte words), where its tiles are at least 80% full ([`WORD_TRANSPOSE_FILL`]; emptier ones take the multi-axis tiles): the word transpose (aligned 16-byte chunks in, realigned with funnel shifts across lanes, 4 x 4 byte or 2 x 2 halfword blocks transposed in registers, 16-byte chunks out where the destination's rows are 16-byte aligned, realigned words elsewhere) |
 //! | one short side | 1- and 2-byte elements; one fast axis has 2 to 16 elements (channels), the other spans at least 256 bytes (pixels) ([`CopyPlan::channel_transpose_axes`]); or one channel picked out of pixels 2 to 4 elements apart, in aligned groups ([`CopyPlan::picked_channel`]) | [`CopyStep::Channels`] | 2 to 4 channels whose planes and batches start on 16 bytes ([`CopyPlan::channel_groups_aligned`]): 16 bytes of every plane a thread, regrouped in registers; others: tiles of up to 4 KiB per channel, the interleaved pixels moving as one run of aligned 16-byte chunks, each plane as another, realigned with funnel shifts |
-//! | gathered reads | short fast axes, but one warp of the elementwise kernel (32 consecutive destination elements) reads few more source sectors than they fill, and elements sharing a sector are read within 1 MiB of each other: planes into small blocks, pairs of interleaved streams ([`GATHER_SPREAD`], [`GATHER_REUSE_BYTES`]) | [`CopyStep::Elementwise`] | as above: L1 and L2 gather the short runs, no shared-memory staging, barrier or remainder launch |
+//! | gathered reads | short fast axes, but one warp of the elementwise kernel (32 consecutive destination elements) reads few more source sectors than they fill, and elements sharing a sector are read within 1 MiB of each other: planes into small blocks, pairs of interleaved streams ([`GATHER_SPREAD`], [`GATHER_REUSE_BYTES`]) | [`CopyStep::Elementwise`] | as above: L1 and L2 gather the short runs, no shared-memory staging, barrier or remainder launch; bytes whose destination is dense along a row of the last axes ([`CopyPlan::element_runs`]): 16 (rows of 64 bytes or more) or 4 destination bytes a thread, one index decomposition and one aligned store each, where a warp's reads stay within a few dozen sectors |
 //! | everything else (short fast axes: permutations of many small axes; channel layouts and batched small transposes of wider elements) | fast axes differ, one is short | [`CopyStep::Tiled`] | tiles that merge axes until both sides move >= 32 elements (128 bytes where it fits) contiguously and the tile holds ~2048 elements, staged through shared memory, read and written in 4-16 byte words where the runs are aligned (extents along the contiguous axes kept to word multiples, leaving a remainder slab, where that widens the words at least twofold) |
 //! | fallback | a tile would not fit (offsets past 32 bits, more than 8 tile or grid axes) | [`CopyStep::Elementwise`] | as above |
 //!
@@ -25,6 +25,7 @@
 //! run elementwise).
 
 use crate::plan::CopyPlan;
+use crate::sectors::source_sectors;
 use crate::tile::{tile, TilePlan};
 use smallvec::SmallVec;
 
@@ -236,55 +237,12 @@ fn elementwise_reads_gather(p: &CopyPlan, src_ptr: u64) -> bool {
         return false;
     }
     let budget = (4.0 * (fewest + GATHER_SPREAD * (WARP as f64 - fewest))) as usize;
-    // Element offsets stay within the source's span (under 2^62 bytes: `schedule` checks
-    // it before classifying), so addresses taken modulo 2^64 keep distinct sectors
-    // distinct.
-    let bytes = p.itemsize as u64;
-    let base = src_ptr.wrapping_add((p.src_offset as u64).wrapping_mul(bytes));
     let mut touched = 0usize;
     for quarter in 0..4 {
-        // The warp's distinct sector numbers (at most 64; under 2^59, so u64::MAX marks a
-        // free slot), in an open-addressed table of 128.
-        let mut seen = [u64::MAX; 128];
-        let mut first_sight = |sector: u64| {
-            let mut slot = (sector.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 57) as usize;
-            while seen[slot] != u64::MAX {
-                if seen[slot] == sector {
-                    return 0;
-                }
-                slot = (slot + 1) % seen.len();
-            }
-            seen[slot] = sector;
-            1
-        };
-        // The warp's first element's index, then the next ones by stepping it (one
-        // division per axis a warp, not per element).
-        let mut rem = (vol * quarter / 4 / WARP * WARP) as u64;
-        let mut idx: SmallVec<[i64; 8]> = SmallVec::from_elem(0, nd);
-        let mut off = 0i64;
-        for k in (0..nd).rev() {
-            let n = p.shape[k] as u64;
-            idx[k] = (rem % n) as i64;
-            off += idx[k] * p.src_strides[k];
-            rem /= n;
-        }
-        for _ in 0..WARP {
-            let at = base.wrapping_add((off as u64).wrapping_mul(bytes));
-            touched += first_sight(at >> 5);
-            touched += first_sight(at.wrapping_add(bytes - 1) >> 5);
-            // The count only grows: past the budget, the answer is known.
-            if touched > budget {
-                return false;
-            }
-            for k in (0..nd).rev() {
-                idx[k] += 1;
-                off += p.src_strides[k];
-                if idx[k] < p.shape[k] {
-                    break;
-                }
-                off -= p.src_strides[k] * p.shape[k];
-                idx[k] = 0;
-            }
+        let first = (vol * quarter / 4 / WARP * WARP) as usize;
+        match source_sectors(p, src_ptr, first, WARP as usize, budget - touched) {
+            Some(n) => touched += n,
+            None => return false,
         }
     }
     true

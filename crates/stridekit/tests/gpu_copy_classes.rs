@@ -1024,6 +1024,72 @@ fn elementwise_runs_are_exact_at_every_start_alignment() {
     x.assert_all("elementwise runs");
 }
 
+/// Bytes gathered along rows of several axes (`ElementRuns::row`): pixels of `ch`
+/// channels written interleaved from padded planes (read forwards, or the channels
+/// backwards),
+/// rows of pixels dense or `gap` bytes apart in the destination, every start alignment.
+fn gathered_rows_cases() -> Vec<(StridedLayout, StridedLayout)> {
+    let mut out = Vec::new();
+    for ch in [2i64, 3, 4, 5] {
+        for w in [5i64, 7, 16, 33, 100] {
+            for gap in 0..3i64 {
+                for (i, reversed) in [false, true].into_iter().enumerate() {
+                    let s = (w + ch + 2 * i as i64) % 4;
+                    let d = (w * 3 + gap + i as i64) % 4;
+                    let rows = 6;
+                    let planes = StridedLayout::with_offset(
+                        &[rows, w, ch],
+                        &[w + 1, 1, rows * (w + 1) + 1],
+                        1,
+                        s,
+                    )
+                    .unwrap();
+                    let planes = if reversed {
+                        planes.sliced(s![.., .., ..;-1]).unwrap()
+                    } else {
+                        planes
+                    };
+                    let pixels =
+                        StridedLayout::with_offset(&[rows, w, ch], &[w * ch + gap, ch, 1], 1, d)
+                            .unwrap();
+                    out.push((planes, pixels));
+                }
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn gathered_rows_take_the_run_kernel_over_several_axes() {
+    let mut by_axes = std::collections::BTreeMap::new();
+    for (src, dst) in gathered_rows_cases() {
+        let plan = CopyPlan::new(&dst, &src).unwrap();
+        for step in plan.schedule(1 << 20, 1 << 20) {
+            if let CopyStep::Elementwise(p) = step {
+                if let Some(r) = p.element_runs() {
+                    if r.source_step().is_none() {
+                        *by_axes.entry(r.row.len()).or_insert(0) += 1;
+                    }
+                }
+            }
+        }
+    }
+    assert!(by_axes.get(&2).is_some_and(|&n| n >= 20), "{by_axes:?}");
+    assert!(by_axes.get(&3).is_some_and(|&n| n >= 10), "{by_axes:?}");
+}
+
+/// The gathered rows above, byte for byte (poisoned destination, random source).
+#[test]
+#[ignore = "needs a CUDA device"]
+fn gathered_rows_are_exact_at_every_start_alignment() {
+    let mut x = Exact::new();
+    for (src, dst) in gathered_rows_cases() {
+        x.check(&src, &dst);
+    }
+    x.assert_all("gathered rows");
+}
+
 /// A (63, 200, 55) copy of f32 into rows of 63 elements 64 apart (no divisor of 63 keeps
 /// 16-byte words aligned), `s` and `d` elements into their memory.
 fn word_multiple_case(s: i64, d: i64) -> (StridedLayout, StridedLayout) {

@@ -1,7 +1,7 @@
 //! The elementwise kernels: `element_runs.cu` for plans with runs
 //! ([`CopyPlan::element_runs`]), `strided_copy.cu` for any plan.
 
-use super::params::{pmax, Params, MAXD, SMALLD};
+use super::params::{pmax, Params, RowAxes, MAXD, SMALLD};
 use super::{function, Variant};
 use crate::error::{driver, Result};
 use cudarc::driver::{CudaStream, LaunchConfig, PushKernelArg};
@@ -11,8 +11,10 @@ use stridekit_layout::{CopyPlan, ElementRuns};
 /// Launches the elementwise copy of `plan` between base addresses `dst` and `src`: a
 /// group of its last axis a thread where it has runs, else one element a thread.
 pub(super) fn launch(plan: &CopyPlan, dst: u64, src: u64, stream: &Arc<CudaStream>) -> Result<()> {
-    let runs = plan.element_runs();
-    if pmax(plan.ndim().max(1)) == SMALLD {
+    let runs = runs_of(plan);
+    // The kernel's rank is the plan it indexes (a gathered row is one axis of it).
+    let nd = runs.as_ref().map_or(plan.ndim(), |r| r.plan.ndim());
+    if pmax(nd.max(1)) == SMALLD {
         launch_with::<SMALLD>(plan, runs.as_ref(), dst, src, stream)
     } else {
         launch_with::<MAXD>(plan, runs.as_ref(), dst, src, stream)
@@ -21,7 +23,13 @@ pub(super) fn launch(plan: &CopyPlan, dst: u64, src: u64, stream: &Arc<CudaStrea
 
 /// The kernel the elementwise copy of `plan` runs (for compiling it ahead).
 pub(super) fn kernel_of(plan: &CopyPlan) -> Variant {
-    kernel_with(plan, plan.element_runs().as_ref()).0
+    kernel_with(plan, runs_of(plan).as_ref()).0
+}
+
+/// The runs of `plan` the run kernel can take: rows its parameter block holds.
+fn runs_of(plan: &CopyPlan) -> Option<ElementRuns> {
+    plan.element_runs()
+        .filter(|r| r.source_step().is_some() || RowAxes::new(r).is_some())
 }
 
 /// The kernel for `plan` with its runs (if any), and the items a thread keeps in flight.
@@ -33,14 +41,19 @@ fn kernel_with(plan: &CopyPlan, runs: Option<&ElementRuns>) -> (Variant, usize) 
     let narrow = offsets_fit_32_bits(plan);
     match runs {
         Some(r) => {
-            let reversed = r.plan.src_strides[r.plan.ndim() - 1] < 0;
+            let (reversed, gathered) = match r.source_step() {
+                Some(step) => (step < 0, 0),
+                None => (false, r.row.len()),
+            };
             let v = Variant::Runs {
-                ndim: nd,
+                ndim: r.plan.ndim(),
                 wide,
                 reversed,
                 narrow,
+                gathered,
+                vec: r.vec,
             };
-            (v, super::RUN_UNROLL)
+            (v, super::run_unroll(r.vec))
         }
         None => {
             let unr = super::unroll(plan);
@@ -78,17 +91,25 @@ fn launch_with<const D: usize>(
         shared_mem_bytes: 0,
     };
     let len = runs.map(|r| r.len);
+    let row = runs
+        .filter(|r| r.source_step().is_none())
+        .and_then(RowAxes::new);
     let mut launch = stream.launch_builder(&f);
     launch.arg(&src0).arg(&dst0).arg(&p);
     if let Some(len) = &len {
         launch.arg(len);
     }
+    if let Some(row) = &row {
+        launch.arg(row);
+    }
     // SAFETY: the kernel's parameters are (const ELEM*, ELEM*, Params), and for the run
-    // kernel the row length (i64), and we pass two 64-bit addresses, a Params by value
-    // and the length; every offset the plan reaches lies inside memory the callers' views
-    // validated (as 32-bit offsets only where `offsets_fit_32_bits` says every one fits),
-    // and the run kernel reads and writes only a group's elements inside its row (a whole
-    // group as one 4-byte store, aligned by `ElementRuns`).
+    // kernel the row length (i64) and, where it gathers (NI defined: `runs_of` kept only
+    // rows whose `RowAxes` exists), the row's axes; we pass two 64-bit addresses, a
+    // Params by value, the length and the row's axes; every offset the plan reaches lies
+    // inside memory the callers' views validated (as 32-bit offsets only where
+    // `offsets_fit_32_bits` says every one fits), and the run kernel reads and writes only
+    // a group's elements inside its row (a whole group as one 4- or 16-byte store,
+    // aligned by `ElementRuns`), reading each at the row's source offset of its column.
     unsafe { launch.launch(cfg) }.map_err(driver("strided copy kernel", "cuLaunchKernel"))?;
     Ok(())
 }
@@ -107,7 +128,7 @@ fn grid_blocks(n: u64, per_thread: usize) -> u32 {
 }
 
 /// Whether every element offset the kernel computes for `plan` (from each side's element
-/// 0, in elements: a group's first column may sit up to 3 before its row) fits a signed
+/// 0, in elements: a group's first column may sit up to 15 before its row) fits a signed
 /// 32-bit integer.
 fn offsets_fit_32_bits(plan: &CopyPlan) -> bool {
     let reach = |strides: &[i64]| -> i128 {
@@ -117,7 +138,8 @@ fn offsets_fit_32_bits(plan: &CopyPlan) -> bool {
             .map(|(&n, &s)| i128::from(n.max(1) - 1) * i128::from(s).abs())
             .sum()
     };
-    // The run kernel's groups reach up to 4 columns past a row either way.
+    // The run kernel's groups reach up to 15 columns before a row (its first group's
+    // start) and none past it.
     let slack = 4 * 4;
     reach(&plan.src_strides) + slack <= i128::from(i32::MAX)
         && reach(&plan.dst_strides) + slack <= i128::from(i32::MAX)

@@ -82,13 +82,16 @@ enum Variant {
         narrow: bool,
         unr: usize,
     },
-    /// Groups of 4 bytes of the last axis a thread (`ElementRuns`), the source read
-    /// backwards when `reversed`.
+    /// Groups of `vec` destination bytes of a row a thread (`ElementRuns`): a row of
+    /// contiguous source bytes (read backwards when `reversed`) where `gathered` is 0,
+    /// else each byte gathered along the row's `gathered` axes.
     Runs {
         ndim: usize,
         wide: bool,
         reversed: bool,
         narrow: bool,
+        gathered: usize,
+        vec: usize,
     },
     /// 32 x 32 tiles of words of this many bytes (the itemsize: plain elements).
     Transpose { ndim: usize, word: usize },
@@ -143,13 +146,15 @@ impl Variant {
                 wide,
                 reversed,
                 narrow,
+                gathered,
+                vec,
             } => (
                 "element_runs",
                 [
                     itemsize,
                     ndim,
                     wide as usize,
-                    reversed as usize + 2 * narrow as usize,
+                    reversed as usize + 2 * narrow as usize + 4 * gathered + 16 * vec,
                 ],
             ),
             Variant::Transpose { ndim, word } => ("tiled_transpose", [itemsize, ndim, word, 0]),
@@ -213,8 +218,10 @@ fn depth(itemsize: usize, gapped: bool) -> usize {
     }
 }
 
-/// Groups of 4 bytes each thread of the run kernel keeps in flight: 32 bytes.
-const RUN_UNROLL: usize = 8;
+/// Groups of `vec` bytes each thread of the run kernel keeps in flight: 32 bytes.
+fn run_unroll(vec: usize) -> usize {
+    (32 / vec).max(1)
+}
 
 /// The defines of the elementwise kernels' indexing: rank, parameter block, items a thread
 /// keeps in flight, 32-bit indices with fast division unless `wide`, 32-bit element
@@ -277,11 +284,17 @@ fn kernel_source(itemsize: usize, variant: Variant) -> Result<(String, &'static 
             wide,
             reversed,
             narrow,
+            gathered,
+            vec,
         } => (
             format!(
-                "{}#define SS {}\n",
-                index_defines(ndim, RUN_UNROLL, wide, narrow),
-                if reversed { "(-1)" } else { "1" }
+                "{}#define GV {vec}\n{}",
+                index_defines(ndim, run_unroll(vec), wide, narrow),
+                match (gathered, reversed) {
+                    (0, false) => "#define SS 1\n".to_string(),
+                    (0, true) => "#define SS (-1)\n".to_string(),
+                    (ni, _) => format!("#define NI {ni}\n"),
+                }
             ),
             include_str!("../kernels/element_runs.cu"),
             "element_runs",
@@ -786,8 +799,23 @@ mod tests {
                                 wide,
                                 reversed,
                                 narrow,
+                                gathered: 0,
+                                vec: 4,
                             };
                             variants.push((isz, v));
+                        }
+                        for gathered in 1..=stridekit_layout::ElementRuns::MAX_ROW_AXES {
+                            for vec in [4, 16] {
+                                let v = Variant::Runs {
+                                    ndim,
+                                    wide,
+                                    reversed: false,
+                                    narrow,
+                                    gathered,
+                                    vec,
+                                };
+                                variants.push((isz, v));
+                            }
                         }
                     }
                 }

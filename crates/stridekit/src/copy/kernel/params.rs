@@ -1,7 +1,7 @@
 //! Kernel parameter blocks, laid out as the CUDA structs in `copy/kernels/`.
 
 use cudarc::driver::DeviceRepr;
-use stridekit_layout::{CopyPlan, TilePlan};
+use stridekit_layout::{CopyPlan, ElementRuns, TilePlan};
 
 /// Largest rank a kernel parameter block holds (the layout maximum).
 pub(super) const MAXD: usize = stridekit_layout::MAX_NDIM;
@@ -53,6 +53,52 @@ impl<const D: usize> Params<D> {
             p.dst[k] = plan.dst_strides[k];
         }
         p
+    }
+}
+
+/// `RowAxes` of `element_runs.cu`: the axes of a row whose bytes the run kernel gathers
+/// (slowest first), with fast-division constants for its extents.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) struct RowAxes {
+    str: [i64; 4],
+    back: [i64; 4],
+    ext: [i32; 4],
+    mul: [u32; 4],
+    sh: [u32; 4],
+}
+
+// SAFETY: plain C struct matching `RowAxes` in element_runs.cu: two 64-bit arrays, then
+// three 4-byte arrays (112 bytes, no padding).
+unsafe impl DeviceRepr for RowAxes {}
+
+impl RowAxes {
+    /// The block for the row of `runs` (at most 4 axes, extents that fit 32 bits), or
+    /// `None` where it does not fit.
+    pub(super) fn new(runs: &ElementRuns) -> Option<Self> {
+        let mut r = RowAxes {
+            str: [0; 4],
+            back: [0; 4],
+            ext: [1; 4],
+            mul: [1; 4],
+            sh: [0; 4],
+        };
+        if runs.row.len() > 4 {
+            return None;
+        }
+        for (k, a) in runs.row.iter().enumerate() {
+            r.ext[k] = i32::try_from(a.extent).ok()?;
+            let f = FastDiv::new(u32::try_from(a.extent).ok()?);
+            r.mul[k] = f.mul;
+            r.sh[k] = f.packed_shifts();
+            r.str[k] = a.src_stride;
+            if k > 0 {
+                r.back[k] = runs.row[k - 1]
+                    .src_stride
+                    .checked_sub(a.extent.checked_mul(a.src_stride)?)?;
+            }
+        }
+        Some(r)
     }
 }
 
@@ -281,6 +327,8 @@ mod tests {
             3 * 512 + 8 + 2 * 256
         );
         assert_eq!((super::pmax(1), super::pmax(8), super::pmax(9)), (8, 8, 64));
+        // str, back (2 x 32), ext, mul, sh (3 x 16).
+        assert_eq!(std::mem::size_of::<super::RowAxes>(), 64 + 48);
     }
 
     #[test]

@@ -1,17 +1,33 @@
 // The elementwise byte copy in runs (`ElementRuns` in the layout crate): each thread
-// moves a group of 4 consecutive bytes of the plan's last axis (contiguous in the
-// destination, stepping SS = 1 or -1 in the source), so that one index decomposition
-// serves the group; groups start on the destination's 4-byte words, so a whole group is
-// one aligned store. Compiled with ELEM (unsigned char), NDIM, PMAX, UNR, IDX, FASTDIV
-// (32-bit indices), OFF (the type of element offsets) and SS defined before the prelude. `p.shape[NDIM - 1]` counts groups
-// per row (`p.n` groups in all); `len` is the row's length. Only a group's bytes inside
-// [0, len) are read or written.
+// moves a group of 4 consecutive destination bytes of a row, so that one index
+// decomposition serves the group; groups start on the destination's 4-byte words, so a
+// whole group is one aligned store. Compiled with ELEM (unsigned char), NDIM, PMAX, UNR,
+// IDX, FASTDIV (32-bit indices), OFF (the type of element offsets) defined before the
+// prelude, and either SS (a row of one axis stepping 1 or -1 in the source) or NI (a row
+// of NI axes, `RowAxes`, each byte gathered from where they lead), and GV, the bytes of a
+// group (4 or 16; 4 if undefined). `p.shape[NDIM - 1]` counts groups per row (`p.n` groups
+// in all); `len` is the row's length. Only a group's bytes inside [0, len) are read or
+// written.
+#ifndef GV
+#define GV 4
+#endif
+#define GW (GV / 4)  // 4-byte words of a group
+#ifdef NI
+// A row's axes, slowest first: source strides, extents with their fast-division
+// constants, and `back[k]`, the source step from the last column of axis k to the next
+// column of axis k - 1 (str[k - 1] - ext[k] * str[k]).
+struct RowAxes { long long str[4]; long long back[4]; int ext[4]; unsigned int mul[4]; unsigned int sh[4]; };
+#endif
 extern "C" __global__ void __launch_bounds__(256) element_runs(const ELEM* __restrict__ src, ELEM* __restrict__ dst,
-                                                              const Params p, const long long len) {
+                                                              const Params p, const long long len
+#ifdef NI
+                                                              , const RowAxes r
+#endif
+                                                              ) {
     const IDX n = (IDX)p.n;
     const IDX chunk = (IDX)blockDim.x * UNR;
     for (IDX b = (IDX)blockIdx.x * chunk; b < n; b += (IDX)gridDim.x * chunk) {
-        unsigned int v[UNR];
+        unsigned int v[UNR][GW];
         OFF at[UNR];
         int lo[UNR], hi[UNR];
 #pragma unroll
@@ -20,7 +36,8 @@ extern "C" __global__ void __launch_bounds__(256) element_runs(const ELEM* __res
             lo[u] = 0;
             hi[u] = 0;
             at[u] = 0;
-            v[u] = 0;
+#pragma unroll
+            for (int w = 0; w < GW; ++w) v[u][w] = 0;
             if (i < n) {
                 IDX rem = i;
                 OFF so = 0, d = 0, c0 = 0;
@@ -30,32 +47,75 @@ extern "C" __global__ void __launch_bounds__(256) element_runs(const ELEM* __res
                     const IDX j = rem - q * (IDX)p.shape[k];
                     rem = q;
                     if (k == NDIM - 1) {
-                        c0 = (OFF)j * 4;
+                        c0 = (OFF)j * GV;
                     } else {
                         so += (OFF)j * (OFF)p.src[k];
                         d += (OFF)j * (OFF)p.dst[k];
                     }
                 }
-                c0 -= (OFF)((unsigned long long)(dst + d) & 3u);
+                c0 -= (OFF)((unsigned long long)(dst + d) & (GV - 1u));
                 const int l0 = c0 < 0 ? (int)-c0 : 0;
-                const int h0 = len - c0 < 4 ? (int)(len - c0) : 4;
+                const int h0 = len - c0 < GV ? (int)(len - c0) : GV;
                 lo[u] = l0;
                 hi[u] = h0;
-                so += c0 * SS;
                 at[u] = d + c0;
+#ifdef NI
+                // The group's first column inside the row, over the row's axes (the last
+                // fastest); then each further byte one step of that odometer on.
+                unsigned int rc = (unsigned int)(c0 + l0);
+                int q[NI];
+#pragma unroll
+                for (int k = NI - 1; k >= 0; --k) {
+                    const unsigned int t = __umulhi(rc, r.mul[k]);
+                    const unsigned int quo = (t + ((rc - t) >> (r.sh[k] & 0xffu))) >> (r.sh[k] >> 8);
+                    q[k] = (int)(rc - quo * (unsigned int)r.ext[k]);
+                    rc = quo;
+                    so += (OFF)q[k] * (OFF)r.str[k];
+                }
+#pragma unroll
+                for (int e = 0; e < GV; ++e) {
+                    if (e >= l0 && e < h0) {
+                        v[u][e / 4] |= (unsigned int)src[so] << (8 * (e % 4));
+                        so += (OFF)r.str[NI - 1];
+                        ++q[NI - 1];
+#pragma unroll
+                        for (int k = NI - 1; k > 0; --k) {
+                            if (q[k] == r.ext[k]) {
+                                q[k] = 0;
+                                ++q[k - 1];
+                                so += (OFF)r.back[k];
+                            }
+                        }
+                    }
+                }
+#else
+                so += c0 * SS;
 #pragma unroll
                 for (int e = 0; e < 4; ++e)
-                    if (e >= l0 && e < h0) v[u] |= (unsigned int)src[so + e * SS] << (8 * e);
+                    if (e >= l0 && e < h0) v[u][0] |= (unsigned int)src[so + e * SS] << (8 * e);
+#endif
             }
         }
 #pragma unroll
         for (int u = 0; u < UNR; ++u) {
-            if (lo[u] == 0 && hi[u] == 4) {
-                *reinterpret_cast<unsigned int*>(dst + at[u]) = v[u];
+            if (lo[u] == 0 && hi[u] == GV) {
+#if GV == 16
+                *reinterpret_cast<uint4*>(dst + at[u]) = make_uint4(v[u][0], v[u][1], v[u][2], v[u][3]);
+#else
+                *reinterpret_cast<unsigned int*>(dst + at[u]) = v[u][0];
+#endif
             } else {
+                // A group at a row's edge: its whole words as words, the rest byte by byte.
 #pragma unroll
-                for (int e = 0; e < 4; ++e)
-                    if (e >= lo[u] && e < hi[u]) dst[at[u] + e] = (ELEM)(v[u] >> (8 * e));
+                for (int w = 0; w < GW; ++w) {
+                    if (GW > 1 && lo[u] <= 4 * w && 4 * w + 4 <= hi[u]) {
+                        *reinterpret_cast<unsigned int*>(dst + at[u] + 4 * w) = v[u][w];
+                    } else {
+#pragma unroll
+                        for (int e = 4 * w; e < 4 * w + 4; ++e)
+                            if (e >= lo[u] && e < hi[u]) dst[at[u] + e] = (ELEM)(v[u][w] >> (8 * (e % 4)));
+                    }
+                }
             }
         }
     }
