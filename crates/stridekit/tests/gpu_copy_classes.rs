@@ -993,18 +993,28 @@ fn runs_cases() -> Vec<(StridedLayout, StridedLayout)> {
     out
 }
 
-#[test]
-fn elementwise_byte_runs_take_the_run_kernel_forwards_and_backwards() {
-    let mut by_direction = std::collections::BTreeMap::new();
-    for (src, dst) in runs_cases() {
+/// The run kernel's rows (`ElementRuns`) of the elementwise steps of `cases`.
+fn run_kernel_rows(
+    cases: Vec<(StridedLayout, StridedLayout)>,
+) -> Vec<stridekit::layout::ElementRuns> {
+    let mut out = Vec::new();
+    for (src, dst) in cases {
         let plan = CopyPlan::new(&dst, &src).unwrap();
         for step in plan.schedule(1 << 20, 1 << 20) {
             if let CopyStep::Elementwise(p) = step {
-                if let Some(r) = p.element_runs() {
-                    let backwards = r.plan.src_strides[r.plan.ndim() - 1] < 0;
-                    *by_direction.entry(backwards).or_insert(0) += 1;
-                }
+                out.extend(p.element_runs());
             }
+        }
+    }
+    out
+}
+
+#[test]
+fn elementwise_byte_runs_take_the_run_kernel_forwards_and_backwards() {
+    let mut by_direction = std::collections::BTreeMap::new();
+    for r in run_kernel_rows(runs_cases()) {
+        if let Some(step) = r.source_step() {
+            *by_direction.entry(step).or_insert(0) += 1;
         }
     }
     assert_eq!(by_direction.len(), 2, "{by_direction:?}");
@@ -1063,16 +1073,9 @@ fn gathered_rows_cases() -> Vec<(StridedLayout, StridedLayout)> {
 #[test]
 fn gathered_rows_take_the_run_kernel_over_several_axes() {
     let mut by_axes = std::collections::BTreeMap::new();
-    for (src, dst) in gathered_rows_cases() {
-        let plan = CopyPlan::new(&dst, &src).unwrap();
-        for step in plan.schedule(1 << 20, 1 << 20) {
-            if let CopyStep::Elementwise(p) = step {
-                if let Some(r) = p.element_runs() {
-                    if r.source_step().is_none() {
-                        *by_axes.entry(r.row.len()).or_insert(0) += 1;
-                    }
-                }
-            }
+    for r in run_kernel_rows(gathered_rows_cases()) {
+        if r.source_step().is_none() {
+            *by_axes.entry(r.row.len()).or_insert(0) += 1;
         }
     }
     assert!(by_axes.get(&2).is_some_and(|&n| n >= 20), "{by_axes:?}");
