@@ -62,7 +62,7 @@ impl<const D: usize> Params<D> {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) struct RowAxes {
     str: [i64; 4],
-    back: [i64; 4],
+    step: [i64; 4],
     ext: [i32; 4],
     mul: [u32; 4],
     sh: [u32; 4],
@@ -78,7 +78,7 @@ impl RowAxes {
     pub(super) fn new(runs: &ElementRuns) -> Option<Self> {
         let mut r = RowAxes {
             str: [0; 4],
-            back: [0; 4],
+            step: [0; 4],
             ext: [1; 4],
             mul: [1; 4],
             sh: [0; 4],
@@ -92,11 +92,12 @@ impl RowAxes {
             r.mul[k] = f.mul;
             r.sh[k] = f.packed_shifts();
             r.str[k] = a.src_stride;
-            if k > 0 {
-                r.back[k] = runs.row[k - 1]
-                    .src_stride
-                    .checked_sub(a.extent.checked_mul(a.src_stride)?)?;
+            // From the last column of every axis after k to the next column of k.
+            let mut step = a.src_stride;
+            for b in &runs.row[k + 1..] {
+                step = step.checked_sub(b.extent.checked_sub(1)?.checked_mul(b.src_stride)?)?;
             }
+            r.step[k] = step;
         }
         Some(r)
     }
@@ -312,6 +313,71 @@ mod tests {
         assert!(flipped >= 2, "{flipped} tiles walked a backward axis");
     }
 
+    /// The run kernel's walk along a gathered row (`element_runs.cu`, NI defined): the
+    /// first column decomposed over the row's axes, then one `step` per further column.
+    /// Every offset it forms is the column's own, and every step is the difference of two
+    /// of them, so it fits 32 bits wherever the row's offsets do, however far the
+    /// row's strides reach.
+    #[test]
+    fn row_steps_walk_a_row_as_its_columns_lie() {
+        use stridekit_layout::{CopyPlan, Order, StridedLayout};
+        let cases = [
+            // Planes into pixels; channels 2^28 apart read backwards; a 3-axis row.
+            (vec![40, 7, 3], vec![7 * 3 * 2, 1, 40 * 7 + 1]),
+            (vec![2, 100, 3], vec![300, 2, -(1 << 28)]),
+            (vec![4, 5, 3, 6], vec![1000, 7, 100, -3]),
+        ];
+        for (shape, strides) in cases {
+            let off = shape
+                .iter()
+                .zip(&strides)
+                .map(|(&n, &s): (&i64, &i64)| (n - 1) * (-s).max(0))
+                .sum();
+            let src = StridedLayout::with_offset(&shape, &strides, 1, off).unwrap();
+            let dst = StridedLayout::dense(&shape, 1, Order::C).unwrap();
+            let plan = CopyPlan::new(&dst, &src).unwrap();
+            let runs = plan.element_runs().unwrap();
+            let r = super::RowAxes::new(&runs).unwrap();
+            let ni = runs.row.len();
+            assert!(ni >= 2, "{runs:?}");
+            let reach: i64 = runs
+                .row
+                .iter()
+                .map(|a| (a.extent - 1) * a.src_stride.abs())
+                .sum();
+            for first in [0, 1, runs.len / 2, runs.len - 1] {
+                let mut q = vec![0i64; ni];
+                let mut rem = first;
+                let mut so = 0i64;
+                for k in (0..ni).rev() {
+                    q[k] = rem % i64::from(r.ext[k]);
+                    rem /= i64::from(r.ext[k]);
+                    so += q[k] * r.str[k];
+                }
+                for c in first..runs.len {
+                    assert_eq!(so, runs.column_offset(c), "column {c} of {runs:?}");
+                    if c + 1 == runs.len {
+                        break;
+                    }
+                    q[ni - 1] += 1;
+                    let mut step = r.step[ni - 1];
+                    for k in (1..ni).rev() {
+                        if q[k] == i64::from(r.ext[k]) {
+                            q[k] = 0;
+                            q[k - 1] += 1;
+                            step = r.step[k - 1];
+                        }
+                    }
+                    assert!(
+                        step.abs() <= reach,
+                        "step {step} past the row's reach {reach}"
+                    );
+                    so += step;
+                }
+            }
+        }
+    }
+
     #[test]
     fn parameter_blocks_match_the_cuda_struct() {
         // shape, src, dst (PMAX x 8 bytes each), n (8), mul and sh (PMAX x 4 each).
@@ -327,7 +393,7 @@ mod tests {
             3 * 512 + 8 + 2 * 256
         );
         assert_eq!((super::pmax(1), super::pmax(8), super::pmax(9)), (8, 8, 64));
-        // str, back (2 x 32), ext, mul, sh (3 x 16).
+        // str, step (2 x 32), ext, mul, sh (3 x 16).
         assert_eq!(std::mem::size_of::<super::RowAxes>(), 64 + 48);
     }
 

@@ -1,7 +1,7 @@
 // The elementwise byte copy in runs (`ElementRuns` in the layout crate): each thread
-// moves a group of 4 consecutive destination bytes of a row, so that one index
-// decomposition serves the group; groups start on the destination's 4-byte words, so a
-// whole group is one aligned store. Compiled with ELEM (unsigned char), NDIM, PMAX, UNR,
+// moves a group of GV consecutive destination bytes of a row, so that one index
+// decomposition serves the group; groups start on multiples of GV in the destination, so
+// a whole group is one aligned store. Compiled with ELEM (unsigned char), NDIM, PMAX, UNR,
 // IDX, FASTDIV (32-bit indices), OFF (the type of element offsets) defined before the
 // prelude, and either SS (a row of one axis stepping 1 or -1 in the source) or NI (a row
 // of NI axes, `RowAxes`, each byte gathered from where they lead), and GV, the bytes of a
@@ -14,9 +14,10 @@
 #define GW (GV / 4)  // 4-byte words of a group
 #ifdef NI
 // A row's axes, slowest first: source strides, extents with their fast-division
-// constants, and `back[k]`, the source step from the last column of axis k to the next
-// column of axis k - 1 (str[k - 1] - ext[k] * str[k]).
-struct RowAxes { long long str[4]; long long back[4]; int ext[4]; unsigned int mul[4]; unsigned int sh[4]; };
+// constants, and `step[k]`, the source step from one column to the next where axis k
+// moves and every faster axis wraps (str[k] - sum over j > k of (ext[j] - 1) * str[j]):
+// the difference of two offsets inside the row, so it fits OFF wherever they do.
+struct RowAxes { long long str[4]; long long step[4]; int ext[4]; unsigned int mul[4]; unsigned int sh[4]; };
 #endif
 extern "C" __global__ void __launch_bounds__(256) element_runs(const ELEM* __restrict__ src, ELEM* __restrict__ dst,
                                                               const Params p, const long long len
@@ -76,15 +77,20 @@ extern "C" __global__ void __launch_bounds__(256) element_runs(const ELEM* __res
                 for (int e = 0; e < GV; ++e) {
                     if (e >= l0 && e < h0) {
                         v[u][e / 4] |= (unsigned int)src[so] << (8 * (e % 4));
-                        so += (OFF)r.str[NI - 1];
-                        ++q[NI - 1];
+                        // On to the next column, only while it is inside the group and
+                        // the row: every offset formed is one the row reads.
+                        if (e + 1 < h0) {
+                            ++q[NI - 1];
+                            OFF step = (OFF)r.step[NI - 1];
 #pragma unroll
-                        for (int k = NI - 1; k > 0; --k) {
-                            if (q[k] == r.ext[k]) {
-                                q[k] = 0;
-                                ++q[k - 1];
-                                so += (OFF)r.back[k];
+                            for (int k = NI - 1; k > 0; --k) {
+                                if (q[k] == r.ext[k]) {
+                                    q[k] = 0;
+                                    ++q[k - 1];
+                                    step = (OFF)r.step[k - 1];
+                                }
                             }
+                            so += step;
                         }
                     }
                 }
