@@ -84,6 +84,10 @@ impl ElementRuns {
     /// The most source sectors one warp of gathered 16-byte groups (512 destination
     /// bytes) may read; more, and the copy keeps one element a thread.
     pub const WIDE_WARP_SECTORS: usize = 56;
+    /// The fewest bytes of a gathered copy whose warps' reads are counted: below it the
+    /// count (about 2 µs of host time) would cost more than either choice saves on the
+    /// GPU, and the groups follow the row's length alone.
+    pub const COUNTED_FROM_BYTES: usize = 1 << 20;
     /// The most axes a row gathers from.
     pub const MAX_ROW_AXES: usize = 3;
     /// The shortest row (bytes) whose groups gather from a strided source: shorter rows
@@ -201,8 +205,12 @@ impl CopyPlan {
     /// vec` consecutive destination bytes) reads at most `budget` source sectors, at the
     /// copy's start and middle (sectors counted from the source's element 0 as if it sat
     /// on one). Each of the group's loads is one warp instruction spread over all of
-    /// them; past the budget, one element a thread reads faster.
+    /// them; past the budget, one element a thread reads faster. Copies of fewer than
+    /// [`ElementRuns::COUNTED_FROM_BYTES`] are not counted.
     fn warp_reads_fit(&self, vec: usize, budget: usize) -> bool {
+        if self.volume < ElementRuns::COUNTED_FROM_BYTES {
+            return true;
+        }
         let n = 32 * vec;
         let middle = self.volume / 2 / n * n;
         [0, middle]
@@ -343,13 +351,18 @@ mod tests {
         assert_eq!((r.len, r.groups()), (100, 26));
         // Every other byte: a warp of 16-byte groups reads 32 sectors (1 KiB); every
         // fourth, 64 (past WIDE_WARP_SECTORS): one element a thread.
-        let r = plan(&[4096], &[2], 1).element_runs().unwrap();
+        let r = plan(&[1 << 20], &[2], 1).element_runs().unwrap();
         assert_eq!((r.vec, r.source_step()), (16, None));
-        assert!(plan(&[4096], &[4], 1).element_runs().is_none());
+        assert!(plan(&[1 << 20], &[4], 1).element_runs().is_none());
+        // Below COUNTED_FROM_BYTES the row's length alone decides.
+        assert_eq!(
+            plan(&[4096], &[4], 1).element_runs().map(|r| r.vec),
+            Some(16)
+        );
         // Short rows: 4-byte groups, unless a warp's 128 bytes read more than 16 sectors.
         let rows = |step: i64| {
-            let dst = StridedLayout::with_offset(&[64, 40], &[48, 1], 1, 0).unwrap();
-            let src = StridedLayout::with_offset(&[64, 40], &[4096, step], 1, 0).unwrap();
+            let dst = StridedLayout::with_offset(&[32768, 40], &[48, 1], 1, 0).unwrap();
+            let src = StridedLayout::with_offset(&[32768, 40], &[4096, step], 1, 0).unwrap();
             CopyPlan::new(&dst, &src).unwrap().element_runs()
         };
         assert_eq!(rows(2).map(|r| r.vec), Some(4));
