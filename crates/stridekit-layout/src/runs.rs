@@ -16,8 +16,9 @@ pub struct RowAxis {
 }
 
 /// Groups of [`ElementRuns::vec`] consecutive destination bytes of a row (4, or 16 for
-/// gathered rows of [`ElementRuns::WIDE_ROW`] bytes or more), each moved by one thread (`element_runs.cu`): 1-byte elements whose destination is dense along a
-/// row of the plan's last axes.
+/// gathered rows of [`ElementRuns::WIDE_ROW`] bytes or more), each moved by one thread
+/// (`element_runs.cu`): 1-byte elements whose destination is dense along a row of the
+/// plan's last axes.
 ///
 /// A row is one axis read forwards or backwards along contiguous source bytes (the
 /// kernel steps the source by a compile-time 1 or -1), or up to [`ElementRuns::MAX_ROW_AXES`]
