@@ -226,16 +226,7 @@ impl PendingWork {
     /// use goes to [`finish`] once its work is queued on `stream`.
     pub(crate) fn begin(&self, op: &'static str, usage: Usage, stream: &CudaStream) -> Result<Use> {
         let uses = self.lock(op)?;
-        let me = identity(stream);
-        let mut waited = SmallVec::new();
-        for m in uses.to_wait_for(usage) {
-            if m.stream != me {
-                stream
-                    .wait(m.event()?)
-                    .map_err(driver(op, "cuStreamWaitEvent"))?;
-            }
-            waited.push(m.key());
-        }
+        let waited = wait_for_earlier(op, &uses, usage, stream)?;
         Ok(Use { usage, waited })
     }
 
@@ -363,6 +354,27 @@ pub(crate) fn finish<'p>(
     Ok(())
 }
 
+/// Makes `stream` wait for the recorded uses that a use of kind `usage` must follow (those
+/// on `stream` itself are already before it in the stream); their keys.
+fn wait_for_earlier(
+    op: &'static str,
+    uses: &Uses,
+    usage: Usage,
+    stream: &CudaStream,
+) -> Result<SmallVec<[usize; 4]>> {
+    let me = identity(stream);
+    let mut waited = SmallVec::new();
+    for m in uses.to_wait_for(usage) {
+        if m.stream != me {
+            stream
+                .wait(m.event()?)
+                .map_err(driver(op, "cuStreamWaitEvent"))?;
+        }
+        waited.push(m.key());
+    }
+    Ok(waited)
+}
+
 /// One use of each record in `uses` (a copy's destination and source, say) around
 /// `work`, which queues its GPU work on `stream`: the records stay locked from before the
 /// work until it is recorded, so [`begin`](PendingWork::begin) and [`finish`] take one
@@ -395,15 +407,8 @@ pub(crate) fn around<'p, T>(
     for (r, _) in &merged {
         guards.push(r.lock(op)?);
     }
-    let me = identity(stream);
     for ((_, usage), g) in merged.iter().zip(guards.iter()) {
-        for m in g.to_wait_for(*usage) {
-            if m.stream != me {
-                stream
-                    .wait(m.event()?)
-                    .map_err(driver(op, "cuStreamWaitEvent"))?;
-            }
-        }
+        wait_for_earlier(op, g, *usage, stream)?;
     }
     let queued = work();
     if merged.is_empty() {

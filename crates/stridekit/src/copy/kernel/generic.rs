@@ -13,7 +13,7 @@ use stridekit_layout::{CopyPlan, ElementRuns};
 pub(super) fn launch(plan: &CopyPlan, dst: u64, src: u64, stream: &Arc<CudaStream>) -> Result<()> {
     let runs = runs_of(plan);
     // The kernel's rank is the plan it indexes (a gathered row is one axis of it).
-    let nd = runs.as_ref().map_or(plan.ndim(), |r| r.plan.ndim());
+    let nd = runs.as_ref().map_or(plan.ndim(), |r| r.runs.plan.ndim());
     if pmax(nd.max(1)) == SMALLD {
         launch_with::<SMALLD>(plan, runs.as_ref(), dst, src, stream)
     } else {
@@ -26,25 +26,35 @@ pub(super) fn kernel_of(plan: &CopyPlan) -> Variant {
     kernel_with(plan, runs_of(plan).as_ref()).0
 }
 
-/// The runs of `plan` the run kernel can take: rows its parameter block holds.
-fn runs_of(plan: &CopyPlan) -> Option<ElementRuns> {
-    plan.element_runs()
-        .filter(|r| r.source_step().is_some() || RowAxes::new(r).is_some())
+/// A plan's runs as the run kernel takes them: the rows, and for rows it gathers their
+/// parameter block (the kernel is compiled to gather exactly when there is one).
+struct KernelRuns {
+    runs: ElementRuns,
+    row: Option<RowAxes>,
+}
+
+/// The runs of `plan` the run kernel can take: rows of contiguous source bytes, or
+/// gathered rows its parameter block holds.
+fn runs_of(plan: &CopyPlan) -> Option<KernelRuns> {
+    let runs = plan.element_runs()?;
+    let row = match runs.source_step() {
+        Some(_) => None,
+        None => Some(RowAxes::new(&runs)?),
+    };
+    Some(KernelRuns { runs, row })
 }
 
 /// The kernel for `plan` with its runs (if any), and the items a thread keeps in flight.
-fn kernel_with(plan: &CopyPlan, runs: Option<&ElementRuns>) -> (Variant, usize) {
+fn kernel_with(plan: &CopyPlan, runs: Option<&KernelRuns>) -> (Variant, usize) {
     let nd = plan.ndim().max(1);
-    let indexed = runs.map_or(plan, |r| &r.plan);
+    let indexed = runs.map_or(plan, |r| &r.runs.plan);
     let wide = indexed.volume as u64 > NARROW_INDICES_UP_TO;
     // Offsets as the original plan reaches them (groups reach a few bytes past a row).
     let narrow = offsets_fit_32_bits(plan);
     match runs {
-        Some(r) => {
-            let (reversed, gathered) = match r.source_step() {
-                Some(step) => (step < 0, 0),
-                None => (false, r.row.len()),
-            };
+        Some(KernelRuns { runs: r, row }) => {
+            let gathered = if row.is_some() { r.row.len() } else { 0 };
+            let reversed = r.source_step().is_some_and(|step| step < 0);
             let v = Variant::Runs {
                 ndim: r.plan.ndim(),
                 wide,
@@ -70,13 +80,13 @@ fn kernel_with(plan: &CopyPlan, runs: Option<&ElementRuns>) -> (Variant, usize) 
 
 fn launch_with<const D: usize>(
     plan: &CopyPlan,
-    runs: Option<&ElementRuns>,
+    runs: Option<&KernelRuns>,
     dst: u64,
     src: u64,
     stream: &Arc<CudaStream>,
 ) -> Result<()> {
     // The kernel indexes groups where there are runs, elements otherwise.
-    let indexed = runs.map_or(plan, |r| &r.plan);
+    let indexed = runs.map_or(plan, |r| &r.runs.plan);
     let n = indexed.volume as u64;
     let p = Params::<D>::new(indexed);
     let isz = plan.itemsize as i64;
@@ -90,21 +100,19 @@ fn launch_with<const D: usize>(
         block_dim: (256, 1, 1),
         shared_mem_bytes: 0,
     };
-    let len = runs.map(|r| r.len);
-    let row = runs
-        .filter(|r| r.source_step().is_none())
-        .and_then(RowAxes::new);
+    let len = runs.map(|r| r.runs.len);
+    let row = runs.and_then(|r| r.row.as_ref());
     let mut launch = stream.launch_builder(&f);
     launch.arg(&src0).arg(&dst0).arg(&p);
     if let Some(len) = &len {
         launch.arg(len);
     }
-    if let Some(row) = &row {
+    if let Some(row) = row {
         launch.arg(row);
     }
     // SAFETY: the kernel's parameters are (const ELEM*, ELEM*, Params), and for the run
-    // kernel the row length (i64) and, where it gathers (NI defined: `runs_of` kept only
-    // rows whose `RowAxes` exists), the row's axes; we pass two 64-bit addresses, a
+    // kernel the row length (i64) and, where it gathers (NI defined exactly when
+    // `KernelRuns::row` holds a block), the row's axes; we pass two 64-bit addresses, a
     // Params by value, the length and the row's axes; every offset the plan reaches lies
     // inside memory the callers' views validated (as 32-bit offsets only where
     // `offsets_fit_32_bits` says every one fits), and the run kernel reads and writes only
