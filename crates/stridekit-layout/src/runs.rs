@@ -18,7 +18,8 @@ pub struct RowAxis {
 /// Groups of [`ElementRuns::vec`] consecutive destination bytes of a row (4, or 16 for
 /// gathered rows of [`ElementRuns::WIDE_ROW`] bytes or more), each moved by one thread
 /// (`element_runs.cu`): 1-byte elements whose destination is dense along a row of the
-/// plan's last axes.
+/// plan's last axes, and 2-byte elements where the row gathers (a row read along
+/// contiguous halfwords keeps one element a thread).
 ///
 /// A row is one axis read forwards or backwards along contiguous source bytes (the
 /// kernel steps the source by a compile-time 1 or -1), or up to [`ElementRuns::MAX_ROW_AXES`]
@@ -114,7 +115,13 @@ impl ElementRuns {
     /// address `row_start`: groups start on multiples of [`ElementRuns::vec`] in the
     /// destination.
     pub fn first_column(&self, g: i64, row_start: u64) -> i64 {
-        g * self.vec as i64 - (row_start % self.vec as u64) as i64
+        let isz = self.plan.itemsize as u64;
+        g * self.group_elements() - ((row_start % self.vec as u64) / isz) as i64
+    }
+
+    /// Elements per group: [`ElementRuns::vec`] bytes of them.
+    pub fn group_elements(&self) -> i64 {
+        (self.vec / self.plan.itemsize) as i64
     }
 
     /// The source offset (elements, from the row's first) of column `c` of a row.
@@ -130,16 +137,20 @@ impl ElementRuns {
 }
 
 impl CopyPlan {
-    /// The runs of the elementwise kernel for this plan: 1-byte elements whose last axes
-    /// are dense in the destination (see [`ElementRuns`]). `None` when the plan keeps one
+    /// The runs of the elementwise kernel for this plan: 1-byte elements (2-byte ones
+    /// where the row gathers) whose last axes are dense in the destination (see
+    /// [`ElementRuns`]). `None` when the plan keeps one
     /// element a thread.
     pub fn element_runs(&self) -> Option<ElementRuns> {
         let n = self.ndim();
-        if n == 0 || self.volume == 0 || self.itemsize != 1 {
+        if n == 0 || self.volume == 0 || !(self.itemsize == 1 || self.itemsize == 2) {
             return None;
         }
         let last = n - 1;
-        if self.dst_strides[last] != 1 {
+        let isz = self.itemsize as i64;
+        // Halfwords gather only: a row read along contiguous halfwords keeps one element a
+        // thread.
+        if self.dst_strides[last] != 1 || (isz == 2 && self.src_strides[last].abs() == 1) {
             return None;
         }
         // The row: the last axis alone where the source reads it along contiguous bytes,
@@ -148,7 +159,7 @@ impl CopyPlan {
         let mut first = last;
         let mut len = self.shape[last];
         if self.src_strides[last].abs() != 1 {
-            while len < 4 * ElementRuns::MIN_GATHERED_ROW
+            while len * isz < 4 * ElementRuns::MIN_GATHERED_ROW
                 && first > 0
                 && last - first + 1 < ElementRuns::MAX_ROW_AXES
                 && self.dst_strides[first - 1] == len
@@ -156,7 +167,7 @@ impl CopyPlan {
                 first -= 1;
                 len = len.checked_mul(self.shape[first])?;
             }
-            if len < ElementRuns::MIN_GATHERED_ROW || i32::try_from(len).is_err() {
+            if len * isz < ElementRuns::MIN_GATHERED_ROW || i32::try_from(len).is_err() {
                 return None;
             }
         } else if len < ElementRuns::VEC as i64 {
@@ -165,7 +176,7 @@ impl CopyPlan {
         let gathered = self.src_strides[last].abs() != 1;
         let vec = if !gathered {
             ElementRuns::VEC
-        } else if len >= ElementRuns::WIDE_ROW {
+        } else if len * isz >= ElementRuns::WIDE_ROW {
             if !self.warp_reads_fit(ElementRuns::WIDE_VEC, ElementRuns::WIDE_WARP_SECTORS) {
                 return None;
             }
@@ -176,7 +187,7 @@ impl CopyPlan {
             }
             ElementRuns::VEC
         };
-        let v = vec as i64;
+        let v = (vec / self.itemsize) as i64;
         let row = (first..n)
             .map(|k| RowAxis {
                 extent: self.shape[k],
@@ -212,7 +223,7 @@ impl CopyPlan {
         if self.volume < ElementRuns::COUNTED_FROM_BYTES {
             return true;
         }
-        let n = 32 * vec;
+        let n = 32 * vec / self.itemsize;
         let middle = self.volume / 2 / n * n;
         [0, middle]
             .iter()
@@ -232,7 +243,8 @@ mod tests {
         let runs = plan.element_runs().unwrap();
         let q = &runs.plan;
         let n = q.ndim();
-        let v = runs.vec as i64;
+        let v = runs.group_elements();
+        let isz = plan.itemsize as i64;
         let mut written = std::collections::HashMap::new();
         for i in 0..q.volume as i64 {
             let (mut rem, mut so, mut d) = (i, q.src_offset, q.dst_offset);
@@ -247,11 +259,11 @@ mod tests {
                     d += j * q.dst_strides[k];
                 }
             }
-            let c0 = runs.first_column(g, dst.wrapping_add_signed(d));
+            let c0 = runs.first_column(g, dst.wrapping_add_signed(d * isz));
             let inside: Vec<i64> = (c0..c0 + v).filter(|c| (0..runs.len).contains(c)).collect();
-            if inside.len() == runs.vec {
+            if inside.len() as i64 == v {
                 assert_eq!(
-                    dst.wrapping_add_signed(d + c0) % v as u64,
+                    dst.wrapping_add_signed((d + c0) * isz) % runs.vec as u64,
                     0,
                     "whole group off its word"
                 );
@@ -329,6 +341,29 @@ mod tests {
                 replay(&plan, 1000 + base);
             }
         }
+        // Halfwords: pixels from planes (16-byte groups of 8), a strided row of 10 (4-byte
+        // groups of 2); rows read along contiguous halfwords keep one element a thread.
+        let h = |shape: &[i64], strides: &[i64], off| {
+            StridedLayout::with_offset(shape, strides, 2, off).unwrap()
+        };
+        let hplanes = h(&[5, 7, 3], &[7, 1, 36], 0);
+        let hpixels = h(&[5, 7, 3], &[21, 3, 1], 0);
+        let hstrided = h(&[4, 10], &[100, 3], 0);
+        let hrows = h(&[4, 10], &[13, 1], 1);
+        for (dst, src, vec) in [(&hpixels, &hplanes, 16), (&hrows, &hstrided, 4)] {
+            let plan = CopyPlan::new(dst, src).unwrap();
+            let runs = plan.element_runs().unwrap();
+            assert_eq!((runs.vec, runs.source_step()), (vec, None), "{plan:?}");
+            for base in (0..16u64).step_by(2) {
+                replay(&plan, 1000 + base);
+            }
+        }
+        let reversed = h(&[4, 10], &[10, -1], 9);
+        let dense = h(&[4, 10], &[10, 1], 0);
+        assert!(CopyPlan::new(&dense, &reversed)
+            .unwrap()
+            .element_runs()
+            .is_none());
         // Rows shorter than MIN_GATHERED_ROW, or past 32 bits, keep one element a thread.
         let short = StridedLayout::with_offset(&[40, 15], &[60, 3], 1, 0).unwrap();
         let short_dst = StridedLayout::with_offset(&[40, 15], &[16, 1], 1, 0).unwrap();

@@ -1034,35 +1034,43 @@ fn elementwise_runs_are_exact_at_every_start_alignment() {
     x.assert_all("elementwise runs");
 }
 
-/// Bytes gathered along rows of several axes (`ElementRuns::row`): pixels of `ch`
+/// Bytes and halfwords gathered along rows of several axes (`ElementRuns::row`): pixels of `ch`
 /// channels written interleaved from padded planes (read forwards, or the channels
 /// backwards),
 /// rows of pixels dense or `gap` bytes apart in the destination, every start alignment.
 fn gathered_rows_cases() -> Vec<(StridedLayout, StridedLayout)> {
     let mut out = Vec::new();
-    for ch in [2i64, 3, 4, 5] {
-        for w in [5i64, 7, 16, 33, 100] {
-            for gap in 0..3i64 {
-                for (i, reversed) in [false, true].into_iter().enumerate() {
-                    let s = (w + ch + 2 * i as i64) % 4;
-                    let d = (w * 3 + gap + i as i64) % 4;
-                    let rows = 6;
-                    let planes = StridedLayout::with_offset(
-                        &[rows, w, ch],
-                        &[w + 1, 1, rows * (w + 1) + 1],
-                        1,
-                        s,
-                    )
-                    .unwrap();
-                    let planes = if reversed {
-                        planes.sliced(s![.., .., ..;-1]).unwrap()
-                    } else {
-                        planes
-                    };
-                    let pixels =
-                        StridedLayout::with_offset(&[rows, w, ch], &[w * ch + gap, ch, 1], 1, d)
-                            .unwrap();
-                    out.push((planes, pixels));
+    for isz in [1usize, 2] {
+        // Start offsets over a 16-byte group's elements.
+        let per = 16 / isz as i64;
+        for ch in [2i64, 3, 4, 5] {
+            for w in [5i64, 7, 16, 33, 100] {
+                for gap in 0..3i64 {
+                    for (i, reversed) in [false, true].into_iter().enumerate() {
+                        let s = (w + ch + 2 * i as i64) % per;
+                        let d = (w * 3 + gap + i as i64) % per;
+                        let rows = 6;
+                        let planes = StridedLayout::with_offset(
+                            &[rows, w, ch],
+                            &[w + 1, 1, rows * (w + 1) + 1],
+                            isz,
+                            s,
+                        )
+                        .unwrap();
+                        let planes = if reversed {
+                            planes.sliced(s![.., .., ..;-1]).unwrap()
+                        } else {
+                            planes
+                        };
+                        let pixels = StridedLayout::with_offset(
+                            &[rows, w, ch],
+                            &[w * ch + gap, ch, 1],
+                            isz,
+                            d,
+                        )
+                        .unwrap();
+                        out.push((planes, pixels));
+                    }
                 }
             }
         }

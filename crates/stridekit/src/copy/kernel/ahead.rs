@@ -92,10 +92,22 @@ mod tests {
     #[test]
     fn elementwise_steps_are_foreseen_and_transposes_left_to_their_launch() {
         let steps = steps_of(&[97, 3, 101, 7], 2, &[2, 0, 3, 1]);
-        assert!(matches!(
-            planned_kernel(&steps[0]),
-            Some((2, Variant::Generic { ndim: 4, .. }))
-        ));
+        // Halfword rows over three axes gathered from the source: the run kernel.
+        assert!(
+            matches!(
+                planned_kernel(&steps[0]),
+                Some((
+                    2,
+                    Variant::Runs {
+                        gathered: 3,
+                        vec: 16,
+                        ..
+                    }
+                ))
+            ),
+            "{:?}",
+            planned_kernel(&steps[0])
+        );
         let t = steps_of(&[512, 384], 4, &[1, 0]);
         assert!(matches!(t[..], [CopyStep::Transpose { .. }]), "{t:?}");
         assert_eq!(planned_kernel(&t[0]), None);

@@ -804,6 +804,8 @@ mod tests {
                             };
                             variants.push((isz, v));
                         }
+                    }
+                    if isz <= 2 {
                         for gathered in 1..=stridekit_layout::ElementRuns::MAX_ROW_AXES {
                             for vec in [4, 16] {
                                 let v = Variant::Runs {

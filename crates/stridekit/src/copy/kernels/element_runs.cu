@@ -1,7 +1,8 @@
-// The elementwise byte copy in runs (`ElementRuns` in the layout crate): each thread
-// moves a group of GV consecutive destination bytes of a row, so that one index
-// decomposition serves the group; groups start on multiples of GV in the destination, so
-// a whole group is one aligned store. Compiled with ELEM (unsigned char), NDIM, PMAX, UNR,
+// The elementwise copy of bytes (and, gathered, halfwords) in runs (`ElementRuns` in the
+// layout crate): each thread moves a group of GV consecutive destination bytes of a row,
+// so that one index decomposition serves the group; groups start on multiples of GV in
+// the destination, so a whole group is one aligned store. Compiled with ELEM (unsigned
+// char; unsigned short only with NI), NDIM, PMAX, UNR,
 // IDX, FASTDIV (32-bit indices), OFF (the type of element offsets) defined before the
 // prelude, and either SS (a row of one axis stepping 1 or -1 in the source) or NI (a row
 // of NI axes, `RowAxes`, each byte gathered from where they lead), and GV, the bytes of a
@@ -12,6 +13,9 @@
 #define GV 4
 #endif
 #define GW (GV / 4)  // 4-byte words of a group
+#define EB ((int)sizeof(ELEM))
+#define GE (GV / EB)  // elements of a group
+#define WE (4 / EB)   // elements of a 4-byte word
 #ifdef NI
 // A row's axes, slowest first: source strides, extents with their fast-division
 // constants, and `step[k]`, the source step from one column to the next where axis k
@@ -48,15 +52,15 @@ extern "C" __global__ void __launch_bounds__(256) element_runs(const ELEM* __res
                     const IDX j = rem - q * (IDX)p.shape[k];
                     rem = q;
                     if (k == NDIM - 1) {
-                        c0 = (OFF)j * GV;
+                        c0 = (OFF)j * GE;
                     } else {
                         so += (OFF)j * (OFF)p.src[k];
                         d += (OFF)j * (OFF)p.dst[k];
                     }
                 }
-                c0 -= (OFF)((unsigned long long)(dst + d) & (GV - 1u));
+                c0 -= (OFF)(((unsigned long long)(dst + d) & (GV - 1u)) / EB);
                 const int l0 = c0 < 0 ? (int)-c0 : 0;
-                const int h0 = len - c0 < GV ? (int)(len - c0) : GV;
+                const int h0 = len - c0 < GE ? (int)(len - c0) : GE;
                 lo[u] = l0;
                 hi[u] = h0;
                 at[u] = d + c0;
@@ -74,9 +78,9 @@ extern "C" __global__ void __launch_bounds__(256) element_runs(const ELEM* __res
                     so += (OFF)q[k] * (OFF)r.str[k];
                 }
 #pragma unroll
-                for (int e = 0; e < GV; ++e) {
+                for (int e = 0; e < GE; ++e) {
                     if (e >= l0 && e < h0) {
-                        v[u][e / 4] |= (unsigned int)src[so] << (8 * (e % 4));
+                        v[u][e / WE] |= (unsigned int)src[so] << (8 * EB * (e % WE));
                         // On to the next column, only while it is inside the group and
                         // the row: every offset formed is one the row reads.
                         if (e + 1 < h0) {
@@ -104,22 +108,23 @@ extern "C" __global__ void __launch_bounds__(256) element_runs(const ELEM* __res
         }
 #pragma unroll
         for (int u = 0; u < UNR; ++u) {
-            if (lo[u] == 0 && hi[u] == GV) {
+            if (lo[u] == 0 && hi[u] == GE) {
 #if GV == 16
                 *reinterpret_cast<uint4*>(dst + at[u]) = make_uint4(v[u][0], v[u][1], v[u][2], v[u][3]);
 #else
                 *reinterpret_cast<unsigned int*>(dst + at[u]) = v[u][0];
 #endif
             } else {
-                // A group at a row's edge: its whole words as words, the rest byte by byte.
+                // A group at a row's edge: its whole words as words, the rest element by
+                // element.
 #pragma unroll
                 for (int w = 0; w < GW; ++w) {
-                    if (GW > 1 && lo[u] <= 4 * w && 4 * w + 4 <= hi[u]) {
-                        *reinterpret_cast<unsigned int*>(dst + at[u] + 4 * w) = v[u][w];
+                    if (GW > 1 && lo[u] <= WE * w && WE * w + WE <= hi[u]) {
+                        *reinterpret_cast<unsigned int*>(dst + at[u] + WE * w) = v[u][w];
                     } else {
 #pragma unroll
-                        for (int e = 4 * w; e < 4 * w + 4; ++e)
-                            if (e >= lo[u] && e < hi[u]) dst[at[u] + e] = (ELEM)(v[u][w] >> (8 * (e % 4)));
+                        for (int e = WE * w; e < WE * w + WE; ++e)
+                            if (e >= lo[u] && e < hi[u]) dst[at[u] + e] = (ELEM)(v[u][w] >> (8 * EB * (e % WE)));
                     }
                 }
             }
