@@ -95,6 +95,14 @@ impl ElementRuns {
     /// The shortest row (bytes) whose groups gather from a strided source: shorter rows
     /// would spend most groups on their partly covered edges.
     pub const MIN_GATHERED_ROW: i64 = 16;
+    /// The shortest gathered row (bytes) of 2-byte elements: halfwords gather in groups
+    /// of [`ElementRuns::WIDE_VEC`] only, from rows this long or from rows of
+    /// [`ElementRuns::WIDE_ROW`] bytes that read one source element (a broadcast). One
+    /// halfword a thread already moves twice a byte's worth, so shorter rows lose more to
+    /// their edges and scattered loads than the shared index decomposition saves
+    /// (measured on the H100: rows of 66-86 bytes 0.70-0.98x, 128 bytes and more
+    /// 0.99-2.0x; BENCHMARKS.md).
+    pub const HALFWORD_ROW: i64 = 128;
 
     /// Groups per row: the last extent of [`ElementRuns::plan`].
     pub fn groups(&self) -> i64 {
@@ -158,8 +166,13 @@ impl CopyPlan {
         // holds a few groups.
         let mut first = last;
         let mut len = self.shape[last];
+        let wanted = if isz == 2 {
+            ElementRuns::HALFWORD_ROW
+        } else {
+            ElementRuns::WIDE_ROW
+        };
         if self.src_strides[last].abs() != 1 {
-            while len * isz < 4 * ElementRuns::MIN_GATHERED_ROW
+            while len * isz < wanted
                 && first > 0
                 && last - first + 1 < ElementRuns::MAX_ROW_AXES
                 && self.dst_strides[first - 1] == len
@@ -174,6 +187,13 @@ impl CopyPlan {
             return None;
         }
         let gathered = self.src_strides[last].abs() != 1;
+        let broadcast = self.src_strides[first..].iter().all(|&s| s == 0);
+        if isz == 2
+            && len * isz < ElementRuns::HALFWORD_ROW
+            && !(broadcast && len * isz >= ElementRuns::WIDE_ROW)
+        {
+            return None;
+        }
         let vec = if !gathered {
             ElementRuns::VEC
         } else if len * isz >= ElementRuns::WIDE_ROW {
@@ -341,29 +361,34 @@ mod tests {
                 replay(&plan, 1000 + base);
             }
         }
-        // Halfwords: pixels from planes (16-byte groups of 8), a strided row of 10 (4-byte
-        // groups of 2); rows read along contiguous halfwords keep one element a thread.
+        // Halfwords: pixels from planes (a row of two axes, 210 bytes), a row of 35
+        // broadcast from one element (70 bytes), both in 16-byte groups of 8.
         let h = |shape: &[i64], strides: &[i64], off| {
             StridedLayout::with_offset(shape, strides, 2, off).unwrap()
         };
         let hplanes = h(&[5, 7, 3], &[7, 1, 36], 0);
         let hpixels = h(&[5, 7, 3], &[21, 3, 1], 0);
-        let hstrided = h(&[4, 10], &[100, 3], 0);
-        let hrows = h(&[4, 10], &[13, 1], 1);
-        for (dst, src, vec) in [(&hpixels, &hplanes, 16), (&hrows, &hstrided, 4)] {
+        let hbroadcast = h(&[4, 35], &[3, 0], 0);
+        let hrows = h(&[4, 35], &[37, 1], 1);
+        for (dst, src, axes) in [(&hpixels, &hplanes, 2), (&hrows, &hbroadcast, 1)] {
             let plan = CopyPlan::new(dst, src).unwrap();
             let runs = plan.element_runs().unwrap();
-            assert_eq!((runs.vec, runs.source_step()), (vec, None), "{plan:?}");
+            let got = (runs.vec, runs.row.len(), runs.source_step());
+            assert_eq!(got, (16, axes, None), "{plan:?}");
             for base in (0..16u64).step_by(2) {
                 replay(&plan, 1000 + base);
             }
         }
+        // Halfwords keep one element a thread along contiguous source halfwords, and on
+        // gathered rows under HALFWORD_ROW bytes that do not broadcast (here 74 bytes).
         let reversed = h(&[4, 10], &[10, -1], 9);
         let dense = h(&[4, 10], &[10, 1], 0);
-        assert!(CopyPlan::new(&dense, &reversed)
-            .unwrap()
-            .element_runs()
-            .is_none());
+        let strided = h(&[4, 37], &[100, 2], 0);
+        let short_rows = h(&[4, 37], &[38, 1], 0);
+        for (dst, src) in [(&dense, &reversed), (&short_rows, &strided)] {
+            let plan = CopyPlan::new(dst, src).unwrap();
+            assert!(plan.element_runs().is_none(), "{plan:?}");
+        }
         // Rows shorter than MIN_GATHERED_ROW, or past 32 bits, keep one element a thread.
         let short = StridedLayout::with_offset(&[40, 15], &[60, 3], 1, 0).unwrap();
         let short_dst = StridedLayout::with_offset(&[40, 15], &[16, 1], 1, 0).unwrap();
