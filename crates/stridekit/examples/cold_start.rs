@@ -3,6 +3,11 @@
 //! same `STRIDEKIT_KERNEL_CACHE` directory (cold, then warm) and once with it `off`;
 //! `cold_start u8` makes the byte transpose the first copy. Last, the host time of the
 //! random set's multi-axis tiled copies at 1-2 MiB (the median over them).
+//!
+//! A new machine also has an empty driver JIT cache (NVRTC's PTX is compiled to the GPU's
+//! code by the driver, which keeps the result in `CUDA_CACHE_PATH`, by default
+//! `~/.nv/ComputeCache`): for its first copies, run with `CUDA_CACHE_PATH` set to an
+//! empty directory too.
 
 use std::time::Instant;
 use stridekit::cudarc::driver::PushKernelArg;
