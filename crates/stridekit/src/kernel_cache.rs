@@ -2,12 +2,14 @@
 //! kernels an earlier one compiled.
 //!
 //! # What is stored
-//! A cached kernel is PTX keyed by its source, the target architecture and the CUDA
-//! driver's version. The file is named by the SHA-256 of that key and records, before
-//! the PTX, the key's SHA-256 and the PTX's own SHA-256; both are checked on every load.
-//! The NVRTC version is not part of the key on purpose: reading it means loading NVRTC,
-//! which is the cost the cache avoids; PTX from any NVRTC loads on every driver that
-//! accepts its ISA, and a cached file that fails to load is compiled again.
+//! A cached kernel is a compiled image keyed by its source, the target architecture and
+//! the CUDA driver's version: a CUBIN for a real architecture (`sm_90`: the GPU's own
+//! code, which the driver loads without compiling it again), PTX for a virtual one
+//! (`compute_90`, where the driver would not load NVRTC's CUBIN). The file is named by
+//! the SHA-256 of that key and records, before the image, the key's SHA-256 and the
+//! image's own SHA-256; both are checked on every load. The NVRTC version is not part of
+//! the key on purpose: reading it means loading NVRTC, which is the cost the cache
+//! avoids; an image that fails to load is compiled again.
 //!
 //! # Threat model
 //! PTX from the cache runs inside copies, with access to the caller's memory, so the
@@ -15,8 +17,9 @@
 //! belongs to the current user and neither its group nor others may write it (created
 //! with mode 0700); any other directory is skipped with a warning on standard error and
 //! kernels are compiled in memory. Within a trusted directory, a file that is not the
-//! user's, is writable by others, is unreadable, truncated, larger than 64 MiB, not
-//! UTF-8, holds a NUL byte, or whose hashes do not match is ignored and the kernel is
+//! user's, is writable by others, is unreadable, truncated, larger than 64 MiB, or whose
+//! hashes do not match is ignored (as is PTX that is not UTF-8 or holds a NUL byte, and
+//! a CUBIN that is not an ELF image: `nvrtc.rs` checks those) and the kernel is
 //! compiled again (and stored anew). New entries are written to a unique temporary file
 //! created without following links (the `tempfile` crate, `O_EXCL`) and renamed into
 //! place, so two threads or processes compiling the same kernel never share a file and
@@ -31,7 +34,7 @@ use sha2::{Digest, Sha256};
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 
-const MAGIC: &str = "stridekit kernel cache 2";
+const MAGIC: &str = "stridekit kernel cache 3";
 /// Larger files are not cached kernels.
 const MAX_BYTES: u64 = 64 << 20;
 
@@ -146,7 +149,7 @@ impl Key<'_> {
                 }
             })
             .collect();
-        format!("{safe}-{}.ptx", &self.digest()[..32])
+        format!("{safe}-{}.kernel", &self.digest()[..32])
     }
 
     fn path_in(&self, dir: &Path) -> PathBuf {
@@ -154,63 +157,72 @@ impl Key<'_> {
     }
 }
 
-/// The entry's text: header (magic, key hash, PTX hash), then the PTX.
-fn entry(key: &Key<'_>, ptx: &str) -> String {
-    format!(
-        "{MAGIC}\nkey-sha256={}\nptx-sha256={}\n{ptx}",
+/// The entry's bytes: a text header (magic, key hash, image hash), then the image.
+fn entry(key: &Key<'_>, image: &[u8]) -> Vec<u8> {
+    let mut out = format!(
+        "{MAGIC}\nkey-sha256={}\nimage-sha256={}\n",
         key.digest(),
-        sha256(ptx.as_bytes())
+        sha256(image)
     )
+    .into_bytes();
+    out.extend_from_slice(image);
+    out
 }
 
-/// The PTX of an entry's text, if every check passes.
-fn parse(key: &Key<'_>, text: &str) -> Option<String> {
-    let rest = text.strip_prefix(MAGIC)?.strip_prefix('\n')?;
-    let rest = rest.strip_prefix("key-sha256=")?;
-    let (key_hash, rest) = rest.split_once('\n')?;
-    let rest = rest.strip_prefix("ptx-sha256=")?;
-    let (ptx_hash, ptx) = rest.split_once('\n')?;
-    let ok = key_hash == key.digest()
-        && ptx_hash == sha256(ptx.as_bytes())
-        && !ptx.is_empty()
-        && !ptx.contains('\0');
-    ok.then(|| ptx.to_owned())
+/// The first line of `bytes` after `prefix`, and the bytes after that line.
+fn line<'a>(bytes: &'a [u8], prefix: &str) -> Option<(&'a [u8], &'a [u8])> {
+    let rest = bytes.strip_prefix(prefix.as_bytes())?;
+    let end = rest.iter().position(|&b| b == b'\n')?;
+    Some((&rest[..end], &rest[end + 1..]))
 }
 
-/// The cached PTX for `key`, if a trusted file holds exactly this key and its hashes match.
-pub(crate) fn load(key: &Key<'_>) -> Option<String> {
+/// The image of an entry's bytes, if every check passes.
+fn parse(key: &Key<'_>, bytes: &[u8]) -> Option<Vec<u8>> {
+    let (magic, rest) = line(bytes, "")?;
+    let (key_hash, rest) = line(rest, "key-sha256=")?;
+    let (image_hash, image) = line(rest, "image-sha256=")?;
+    let ok = magic == MAGIC.as_bytes()
+        && key_hash == key.digest().as_bytes()
+        && image_hash == sha256(image).as_bytes()
+        && !image.is_empty();
+    ok.then(|| image.to_vec())
+}
+
+/// The cached image for `key`, if a trusted file holds exactly this key and its hashes
+/// match.
+pub(crate) fn load(key: &Key<'_>) -> Option<Vec<u8>> {
     load_from(&trusted_dir()?, key)
 }
 
-fn load_from(dir: &Path, key: &Key<'_>) -> Option<String> {
+fn load_from(dir: &Path, key: &Key<'_>) -> Option<Vec<u8>> {
     let path = key.path_in(dir);
     let meta = std::fs::symlink_metadata(&path).ok()?;
     if !meta.is_file() || meta.len() > MAX_BYTES || distrust(&meta).is_some() {
         return None;
     }
-    let mut text = String::new();
+    let mut bytes = Vec::new();
     std::fs::File::open(&path)
         .ok()?
         .take(MAX_BYTES)
-        .read_to_string(&mut text)
+        .read_to_end(&mut bytes)
         .ok()?;
-    parse(key, &text)
+    parse(key, &bytes)
 }
 
-/// Stores `ptx` for `key` through a unique temporary file; failures leave no file and are
-/// otherwise ignored (the kernel is compiled again next time).
-pub(crate) fn store(key: &Key<'_>, ptx: &str) {
+/// Stores `image` for `key` through a unique temporary file; failures leave no file and
+/// are otherwise ignored (the kernel is compiled again next time).
+pub(crate) fn store(key: &Key<'_>, image: &[u8]) {
     if let Some(d) = trusted_dir() {
-        let _ = store_in(&d, key, ptx);
+        let _ = store_in(&d, key, image);
     }
 }
 
-fn store_in(dir: &Path, key: &Key<'_>, ptx: &str) -> std::io::Result<()> {
+fn store_in(dir: &Path, key: &Key<'_>, image: &[u8]) -> std::io::Result<()> {
     let mut tmp = tempfile::Builder::new()
         .prefix(".entry-")
         .suffix(".tmp")
         .tempfile_in(dir)?;
-    tmp.write_all(entry(key, ptx).as_bytes())?;
+    tmp.write_all(&entry(key, image))?;
     tmp.as_file().sync_data()?;
     tmp.persist(key.path_in(dir))
         .map(|_| ())
@@ -245,11 +257,15 @@ mod tests {
         let d = fresh_dir("rt");
         let k = key();
         assert_eq!(load_from(&d, &k), None);
-        store_in(&d, &k, ".version 8.8\n.target sm_90\n").unwrap();
+        store_in(&d, &k, b".version 8.8\n.target sm_90\n").unwrap();
         assert_eq!(
             load_from(&d, &k).as_deref(),
-            Some(".version 8.8\n.target sm_90\n")
+            Some(&b".version 8.8\n.target sm_90\n"[..])
         );
+        // A binary image (a CUBIN holds NUL bytes and newlines) round-trips unchanged.
+        let cubin = b"\x7fELF\x02\x01\0\0\n\n\xff\0";
+        store_in(&d, &k, cubin).unwrap();
+        assert_eq!(load_from(&d, &k).as_deref(), Some(&cubin[..]));
         // Another architecture, driver or source is another entry.
         for other in [
             Key {
@@ -268,26 +284,43 @@ mod tests {
             assert_eq!(load_from(&d, &other), None);
         }
         let path = k.path_in(&d);
-        // Planted PTX without the right hash, a NUL byte, garbage, truncation: ignored.
+        // A planted image without the right hash, another key's entry, the previous
+        // format's, garbage, truncation, an empty image: ignored.
         let planted = format!(
-            "{MAGIC}\nkey-sha256={}\nptx-sha256={}\nevil ptx",
+            "{MAGIC}\nkey-sha256={}\nimage-sha256={}\nevil ptx",
             k.digest(),
             sha256(b"good ptx")
+        )
+        .into_bytes();
+        let other_key = entry(
+            &Key {
+                source: "other",
+                ..key()
+            },
+            b"ptx",
         );
-        let with_nul = entry(&k, "ptx\0with a nul");
-        let truncated = entry(&k, "a long enough kernel");
-        for text in [
-            planted.as_str(),
-            with_nul.as_str(),
-            "garbage",
+        let old_format = format!(
+            "stridekit kernel cache 2\nkey-sha256={}\nptx-sha256={}\nptx",
+            k.digest(),
+            sha256(b"ptx")
+        )
+        .into_bytes();
+        let truncated = entry(&k, b"a long enough kernel");
+        let empty = entry(&k, b"");
+        for bytes in [
+            &planted[..],
+            &other_key[..],
+            &old_format[..],
+            b"garbage",
             &truncated[..truncated.len() - 3],
+            &empty[..],
         ] {
-            std::fs::write(&path, text).unwrap();
-            assert_eq!(load_from(&d, &k), None, "{text:?}");
+            std::fs::write(&path, bytes).unwrap();
+            assert_eq!(load_from(&d, &k), None, "{bytes:?}");
         }
         // Stored again after a bad entry: good again.
-        store_in(&d, &k, "fresh").unwrap();
-        assert_eq!(load_from(&d, &k).as_deref(), Some("fresh"));
+        store_in(&d, &k, b"fresh").unwrap();
+        assert_eq!(load_from(&d, &k).as_deref(), Some(&b"fresh"[..]));
         let _ = std::fs::remove_dir_all(&d);
     }
 
@@ -297,13 +330,13 @@ mod tests {
         use std::os::unix::fs::PermissionsExt;
         let d = fresh_dir("perm");
         let k = key();
-        store_in(&d, &k, "ptx").unwrap();
+        store_in(&d, &k, b"ptx").unwrap();
         // A file others may write is not trusted.
         let path = k.path_in(&d);
         std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o666)).unwrap();
         assert_eq!(load_from(&d, &k), None);
         std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600)).unwrap();
-        assert_eq!(load_from(&d, &k).as_deref(), Some("ptx"));
+        assert_eq!(load_from(&d, &k).as_deref(), Some(&b"ptx"[..]));
         // A directory others may write is not trusted.
         std::fs::set_permissions(&d, std::fs::Permissions::from_mode(0o777)).unwrap();
         let meta = std::fs::symlink_metadata(&d).unwrap();
@@ -317,9 +350,9 @@ mod tests {
         std::fs::remove_file(&path).unwrap();
         std::os::unix::fs::symlink(&victim, &path).unwrap();
         assert_eq!(load_from(&d, &k), None, "a link is not a cached kernel");
-        store_in(&d, &k, "ptx2").unwrap();
+        store_in(&d, &k, b"ptx2").unwrap();
         assert_eq!(std::fs::read_to_string(&victim).unwrap(), "untouched");
-        assert_eq!(load_from(&d, &k).as_deref(), Some("ptx2"));
+        assert_eq!(load_from(&d, &k).as_deref(), Some(&b"ptx2"[..]));
         let _ = std::fs::remove_dir_all(&d);
     }
 
@@ -331,9 +364,9 @@ mod tests {
                 let d = &d;
                 s.spawn(move || {
                     for _ in 0..20 {
-                        store_in(d, &key(), &format!("ptx from thread {i}")).unwrap();
+                        store_in(d, &key(), format!("ptx from thread {i}").as_bytes()).unwrap();
                         let got = load_from(d, &key()).unwrap();
-                        assert!(got.starts_with("ptx from thread "), "{got}");
+                        assert!(got.starts_with(b"ptx from thread "), "{got:?}");
                     }
                 });
             }

@@ -8,20 +8,22 @@ use cudarc::driver::{CudaContext, CudaModule};
 use cudarc::nvrtc::Ptx;
 use std::sync::Arc;
 
-/// The virtual architecture NVRTC compiles for on a device of compute capability `cc`.
-pub(crate) fn arch(cc: (i32, i32)) -> Option<&'static str> {
+/// The real and the virtual architecture of a device of compute capability `cc`: NVRTC
+/// compiles for the first (the GPU's own code, a CUBIN the driver loads as it is) and
+/// falls back to PTX for the second where the driver does not load that CUBIN.
+pub(crate) fn arch(cc: (i32, i32)) -> Option<(&'static str, &'static str)> {
     Some(match cc {
-        (7, 0) => "compute_70",
-        (7, 2) => "compute_72",
-        (7, 5) => "compute_75",
-        (8, 0) => "compute_80",
-        (8, 6) => "compute_86",
-        (8, 7) => "compute_87",
-        (8, 9) => "compute_89",
-        (9, 0) => "compute_90",
-        (10, 0) => "compute_100",
-        (10, 3) => "compute_103",
-        (12, 0) => "compute_120",
+        (7, 0) => ("sm_70", "compute_70"),
+        (7, 2) => ("sm_72", "compute_72"),
+        (7, 5) => ("sm_75", "compute_75"),
+        (8, 0) => ("sm_80", "compute_80"),
+        (8, 6) => ("sm_86", "compute_86"),
+        (8, 7) => ("sm_87", "compute_87"),
+        (8, 9) => ("sm_89", "compute_89"),
+        (9, 0) => ("sm_90", "compute_90"),
+        (10, 0) => ("sm_100", "compute_100"),
+        (10, 3) => ("sm_103", "compute_103"),
+        (12, 0) => ("sm_120", "compute_120"),
         _ => return None,
     })
 }
@@ -33,10 +35,43 @@ pub(crate) fn compile(
     name: &str,
     source: &str,
 ) -> Result<Arc<CudaModule>> {
+    // NVRTC takes C strings: a NUL byte would cut the source (or name) short.
+    if let Some(at) = source.find('\0') {
+        return Err(Error::Invalid {
+            op,
+            rule: format!("the source of {name:?} holds a NUL byte at {at}: NVRTC takes C strings"),
+        });
+    }
+    if name.contains('\0') {
+        return Err(Error::Invalid {
+            op,
+            rule: format!("the kernel name {name:?} holds a NUL byte: NVRTC takes C strings"),
+        });
+    }
     Runtime::get(op, ctx.ordinal())?.module(op, source, || compile_uncached(op, ctx, name, source))
 }
 
-/// Compiles and loads `source` (or loads it from the disk cache).
+/// Loads a CUBIN from the disk cache: an ELF image whose hashes the cache checked.
+fn load_cubin(ctx: &Arc<CudaContext>, image: Vec<u8>) -> Option<Arc<CudaModule>> {
+    if !image.starts_with(b"\x7fELF") {
+        return None;
+    }
+    ctx.load_module(Ptx::from_binary(image)).ok()
+}
+
+/// Loads PTX from the disk cache: UTF-8 text without a NUL byte.
+fn load_ptx(ctx: &Arc<CudaContext>, image: Vec<u8>) -> Option<Arc<CudaModule>> {
+    let text = String::from_utf8(image)
+        .ok()
+        .filter(|t| !t.contains('\0'))?;
+    ctx.load_module(Ptx::from_src(text)).ok()
+}
+
+/// Compiles and loads `source`, or loads it from the disk cache. For a device whose
+/// architecture is known: its CUBIN, compiled by NVRTC (the driver then loads it as it
+/// is, where PTX would be compiled a second time by the driver's JIT) and cached; where
+/// the driver does not load that CUBIN (NVRTC newer than the driver), PTX, also cached.
+/// For another device: PTX for NVRTC's default architecture, not cached.
 fn compile_uncached(
     op: &'static str,
     ctx: &Arc<CudaContext>,
@@ -46,47 +81,69 @@ fn compile_uncached(
     let cc = ctx
         .compute_capability()
         .map_err(driver(op, "cuDeviceGetAttribute"))?;
-    let arch_name = arch(cc);
-    let disk_key = match (arch_name, crate::driver_version()) {
-        (Some(a), Ok((maj, min))) => Some(crate::kernel_cache::Key {
+    let archs = arch(cc);
+    let driver_version = crate::driver_version().ok();
+    let key = |arch| {
+        driver_version.map(|(maj, min)| crate::kernel_cache::Key {
             name,
             source,
-            arch: a,
+            arch,
             driver: maj * 1000 + min * 10,
-        }),
-        _ => None,
+        })
     };
-    let cached = disk_key
+    let (real_key, virtual_key) = match archs {
+        Some((real, virt)) => (key(real), key(virt)),
+        None => (None, None),
+    };
+    let cached = real_key
         .as_ref()
         .and_then(crate::kernel_cache::load)
-        .and_then(|ptx| ctx.load_module(Ptx::from_src(ptx)).ok());
-    let module = match cached {
-        Some(m) => m,
-        None => {
-            if let Err(where_) = crate::driver::nvrtc_lib::locate() {
-                return Err(Error::Unsupported {
-                    op,
-                    reason: format!("kernels are compiled at run time, but {where_}"),
-                });
-            }
-            let opts = cudarc::nvrtc::CompileOptions {
-                arch: arch_name,
-                name: Some(format!("{name}.cu")),
-                ..Default::default()
-            };
-            let ptx = cudarc::nvrtc::compile_ptx_with_opts(source, opts).map_err(|e| {
-                Error::Unsupported {
-                    op,
-                    reason: format!("NVRTC failed to compile {name}: {e:?}"),
+        .and_then(|image| load_cubin(ctx, image))
+        .or_else(|| {
+            virtual_key
+                .as_ref()
+                .and_then(crate::kernel_cache::load)
+                .and_then(|image| load_ptx(ctx, image))
+        });
+    if let Some(m) = cached {
+        return Ok(m);
+    }
+    if let Err(where_) = crate::driver::nvrtc_lib::locate() {
+        return Err(Error::Unsupported {
+            op,
+            reason: format!("kernels are compiled at run time, but {where_}"),
+        });
+    }
+    let file = format!("{name}.cu");
+    if let Some((real, _)) = archs {
+        // A failed CUBIN (an NVRTC that does not know the architecture, a driver older
+        // than NVRTC) falls back to PTX, whose compile reports any error in the source.
+        if let Ok(cubin) = crate::driver::nvrtc_cubin::compile_cubin(source, &file, real) {
+            if let Ok(m) = ctx.load_module(Ptx::from_binary(cubin.clone())) {
+                if let Some(k) = &real_key {
+                    crate::kernel_cache::store(k, &cubin);
                 }
-            })?;
-            if let Some(k) = &disk_key {
-                crate::kernel_cache::store(k, &ptx.to_src());
+                return Ok(m);
             }
-            ctx.load_module(ptx)
-                .map_err(driver(op, "cuModuleLoadData"))?
         }
+    }
+    let opts = cudarc::nvrtc::CompileOptions {
+        arch: archs.map(|(_, virt)| virt),
+        name: Some(file),
+        ..Default::default()
     };
+    let ptx =
+        cudarc::nvrtc::compile_ptx_with_opts(source, opts).map_err(|e| Error::Unsupported {
+            op,
+            reason: format!("NVRTC failed to compile {name}: {e:?}"),
+        })?;
+    let text = ptx.to_src();
+    let module = ctx
+        .load_module(ptx)
+        .map_err(driver(op, "cuModuleLoadData"))?;
+    if let Some(k) = &virtual_key {
+        crate::kernel_cache::store(k, text.as_bytes());
+    }
     Ok(module)
 }
 

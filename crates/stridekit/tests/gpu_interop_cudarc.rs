@@ -167,3 +167,37 @@ fn stridekit_buffers_lent_to_cudarc_kernels_are_ordered_both_ways() {
     dev.synchronize().unwrap();
     let _ = common::random_bytes(1, 1);
 }
+
+/// A source or name with a NUL byte is refused with an error, not a panic (NVRTC takes C
+/// strings); a good source compiles (to the device's own code, or PTX) and runs.
+#[test]
+#[ignore = "needs a CUDA device"]
+fn compile_module_refuses_nul_bytes_and_runs_what_it_compiles() {
+    let dev = Device::open(0).unwrap();
+    let e = dev
+        .compile_module("nul", "extern \"C\" __global__ void f() {}\0 junk")
+        .unwrap_err();
+    assert!(e.to_string().contains("NUL byte"), "{e}");
+    let e = dev
+        .compile_module("n\0ul", "extern \"C\" __global__ void f() {}")
+        .unwrap_err();
+    assert!(e.to_string().contains("NUL byte"), "{e}");
+    let (fill, add) = kernels(&dev);
+    let stream = dev.new_stream().unwrap();
+    let n = 1usize << 16;
+    let mut x = stream.alloc_zeros::<u32>(n).unwrap();
+    let mut y = stream.alloc_zeros::<u32>(n).unwrap();
+    let (n64, seed, spin) = (n as u64, 0x5eedu32, 0i64);
+    let mut b = stream.launch_builder(&fill);
+    b.arg(&mut x).arg(&n64).arg(&seed).arg(&spin);
+    // SAFETY: slow_fill(p, n, seed, spin) writes p[0 .. n); x holds n u32s.
+    unsafe { b.launch(cfg()) }.unwrap();
+    let mut b = stream.launch_builder(&add);
+    b.arg(&x).arg(&mut y).arg(&n64);
+    // SAFETY: add_one(src, dst, n) reads src[0 .. n) and writes dst[0 .. n); both hold n.
+    unsafe { b.launch(cfg()) }.unwrap();
+    let host = stream.clone_dtoh(&y).unwrap();
+    for (i, &v) in host.iter().enumerate() {
+        assert_eq!(v, pattern(i, seed).wrapping_add(1), "element {i}");
+    }
+}

@@ -10,6 +10,7 @@ pub(crate) mod managed;
 pub(crate) mod memory;
 #[cfg(feature = "nccl")]
 pub(crate) mod nccl;
+pub(crate) mod nvrtc_cubin;
 pub(crate) mod nvrtc_lib;
 pub(crate) mod pointer;
 pub(crate) mod stream;
