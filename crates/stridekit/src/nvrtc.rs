@@ -148,8 +148,11 @@ fn compile_uncached(
 }
 
 impl Device {
-    /// Compiles CUDA C++ `source` with NVRTC for this device's architecture and loads the
-    /// module; the same source on the same device is compiled once per process.
+    /// Compiles CUDA C++ `source` with NVRTC for this device's architecture (its own code,
+    /// or PTX where the driver refuses that) and loads the module; the same source on the
+    /// same device is compiled once per process, and kept in the disk cache across
+    /// processes. A source or name holding a NUL byte is refused ([`Error::Invalid`]);
+    /// a source NVRTC cannot compile is [`Error::Unsupported`] with NVRTC's log.
     ///
     /// ```no_run
     /// use stridekit::cudarc::driver::{LaunchConfig, PushKernelArg};

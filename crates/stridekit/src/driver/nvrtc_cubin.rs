@@ -46,7 +46,11 @@ pub(crate) fn compile_cubin(source: &str, name: &str, sm: &str) -> Result<Vec<u8
     if size == 0 {
         return Err(format!("NVRTC made no CUBIN for {sm}"));
     }
-    let mut cubin = vec![0u8; size];
+    let mut cubin = Vec::new();
+    cubin
+        .try_reserve_exact(size)
+        .map_err(|_| format!("no host memory for a CUBIN of {size} bytes"))?;
+    cubin.resize(size, 0u8);
     // SAFETY: as above; `cubin` holds the `size` bytes NVRTC writes.
     unsafe { sys::nvrtcGetCUBIN(prog.0, cubin.as_mut_ptr().cast()) }
         .result()
