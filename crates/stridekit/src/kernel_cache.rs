@@ -12,7 +12,7 @@
 //! avoids; an image that fails to load is compiled again.
 //!
 //! # Threat model
-//! PTX from the cache runs inside copies, with access to the caller's memory, so the
+//! Code from the cache runs inside copies, with access to the caller's memory, so the
 //! cache is only as trusted as its directory. stridekit uses a directory only when it
 //! belongs to the current user and neither its group nor others may write it (created
 //! with mode 0700); any other directory is skipped with a warning on standard error and
