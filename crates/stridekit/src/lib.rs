@@ -20,6 +20,7 @@
 #![warn(missing_docs)]
 
 mod copy;
+mod cubin_image;
 mod device;
 pub mod dist;
 pub mod dlpack;

@@ -51,9 +51,11 @@ pub(crate) fn compile(
     Runtime::get(op, ctx.ordinal())?.module(op, source, || compile_uncached(op, ctx, name, source))
 }
 
-/// Loads a CUBIN from the disk cache: an ELF image whose hashes the cache checked.
+/// Loads a CUBIN (from the disk cache, whose hashes were checked, or fresh from NVRTC):
+/// only an ELF image whose every table and section lies inside it
+/// ([`crate::cubin_image::fits`]), as the driver reads it by its address alone.
 fn load_cubin(ctx: &Arc<CudaContext>, image: Vec<u8>) -> Option<Arc<CudaModule>> {
-    if !image.starts_with(b"\x7fELF") {
+    if !crate::cubin_image::fits(&image) {
         return None;
     }
     ctx.load_module(Ptx::from_binary(image)).ok()
@@ -119,7 +121,7 @@ fn compile_uncached(
         // A failed CUBIN (an NVRTC that does not know the architecture, a driver older
         // than NVRTC) falls back to PTX, whose compile reports any error in the source.
         if let Ok(cubin) = crate::driver::nvrtc_cubin::compile_cubin(source, &file, real) {
-            if let Ok(m) = ctx.load_module(Ptx::from_binary(cubin.clone())) {
+            if let Some(m) = load_cubin(ctx, cubin.clone()) {
                 if let Some(k) = &real_key {
                     crate::kernel_cache::store(k, &cubin);
                 }

@@ -20,6 +20,10 @@ impl Drop for Program {
 pub(crate) fn compile_cubin(source: &str, name: &str, sm: &str) -> Result<Vec<u8>, String> {
     let src = CString::new(source).map_err(|_| "the source holds a NUL byte".to_string())?;
     let file = CString::new(name).map_err(|_| "the name holds a NUL byte".to_string())?;
+    // cudarc turns each option into a C string and panics on a NUL byte.
+    if sm.contains('\0') {
+        return Err("the architecture holds a NUL byte".to_string());
+    }
     let prog =
         Program(result::create_program(&src, Some(&file)).map_err(|e| format!("create: {e:?}"))?);
     let opts = [format!("--gpu-architecture={sm}")];
@@ -79,5 +83,6 @@ mod tests {
         let err = compile_cubin("this is not C++", "bad.cu", "sm_90").unwrap_err();
         assert!(err.contains("bad.cu"), "{err}");
         assert!(compile_cubin("a\0b", "nul.cu", "sm_90").is_err());
+        assert!(compile_cubin(ok, "f.cu", "sm_\090").is_err());
     }
 }
