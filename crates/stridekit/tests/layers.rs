@@ -12,6 +12,7 @@ const LAYERS: &[&str] = &[
     "runtime",      // per-device state: context, library stream, kernels, peers, staging
     "device",       // the public device handle
     "kernel_cache", // compiled kernels on disk
+    "cubin_image",  // CUBINs checked before the driver reads them
     "nvrtc",        // run-time compilation
     "dtype",        // element types
     "typestr",      // array-interface type strings
