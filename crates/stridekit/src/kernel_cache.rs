@@ -2,10 +2,12 @@
 //! kernels an earlier one compiled.
 //!
 //! # What is stored
-//! A cached kernel is a compiled image keyed by its source, the target architecture and
-//! the CUDA driver's version: a CUBIN for a real architecture (`sm_90`: the GPU's own
-//! code, which the driver loads without compiling it again), PTX for a virtual one
-//! (`compute_90`, where the driver would not load NVRTC's CUBIN). The file is named by
+//! A cached kernel is a compiled image keyed by its source and the target architecture:
+//! a CUBIN for a real architecture (`sm_90`: the GPU's own code, which the driver loads
+//! without compiling it again, whatever the driver's version), PTX for a virtual one
+//! (`compute_90`, where the driver would not load NVRTC's CUBIN; keyed by the driver's
+//! version too, as the driver compiles it). A cache directory therefore serves every
+//! machine with the same GPU architecture: it can be copied into a container image. The file is named by
 //! the SHA-256 of that key and records, before the image, the key's SHA-256 and the
 //! image's own SHA-256; both are checked on every load. The NVRTC version is not part of
 //! the key on purpose: reading it means loading NVRTC, which is the cost the cache
@@ -114,6 +116,7 @@ pub(crate) struct Key<'a> {
     pub name: &'a str,
     pub source: &'a str,
     pub arch: &'a str,
+    /// The driver's version (1000 major + 10 minor) for PTX; 0 for a CUBIN.
     pub driver: i32,
 }
 

@@ -69,6 +69,36 @@ fn load_ptx(ctx: &Arc<CudaContext>, image: Vec<u8>) -> Option<Arc<CudaModule>> {
     ctx.load_module(Ptx::from_src(text)).ok()
 }
 
+/// The disk cache's keys of `source` for the architectures `archs` (real, virtual) under
+/// a driver of version `driver`. A CUBIN is the GPU's own code, the same whichever driver
+/// loads it, so its key leaves the driver's version out: a cache stays good across driver
+/// updates and can be copied to other machines with the same GPU (a container image, say);
+/// a CUBIN a driver refuses is compiled again and PTX taken. PTX is compiled by the
+/// driver's JIT, so its key keeps the version (and needs it).
+fn cache_keys<'a>(
+    name: &'a str,
+    source: &'a str,
+    archs: Option<(&'static str, &'static str)>,
+    driver: Option<(i32, i32)>,
+) -> (
+    Option<crate::kernel_cache::Key<'a>>,
+    Option<crate::kernel_cache::Key<'a>>,
+) {
+    let Some((real, virt)) = archs else {
+        return (None, None);
+    };
+    let key = |arch, driver| crate::kernel_cache::Key {
+        name,
+        source,
+        arch,
+        driver,
+    };
+    (
+        Some(key(real, 0)),
+        driver.map(|(maj, min)| key(virt, maj * 1000 + min * 10)),
+    )
+}
+
 /// Compiles and loads `source`, or loads it from the disk cache. For a device whose
 /// architecture is known: its CUBIN, compiled by NVRTC (the driver then loads it as it
 /// is, where PTX would be compiled a second time by the driver's JIT) and cached; where
@@ -84,19 +114,7 @@ fn compile_uncached(
         .compute_capability()
         .map_err(driver(op, "cuDeviceGetAttribute"))?;
     let archs = arch(cc);
-    let driver_version = crate::driver_version().ok();
-    let key = |arch| {
-        driver_version.map(|(maj, min)| crate::kernel_cache::Key {
-            name,
-            source,
-            arch,
-            driver: maj * 1000 + min * 10,
-        })
-    };
-    let (real_key, virtual_key) = match archs {
-        Some((real, virt)) => (key(real), key(virt)),
-        None => (None, None),
-    };
+    let (real_key, virtual_key) = cache_keys(name, source, archs, crate::driver_version().ok());
     let cached = real_key
         .as_ref()
         .and_then(crate::kernel_cache::load)
@@ -168,5 +186,33 @@ impl Device {
     /// ```
     pub fn compile_module(&self, name: &str, source: &str) -> Result<Arc<CudaModule>> {
         compile("Device::compile_module", self.context(), name, source)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// CUBIN keys leave the driver's version out (and need none); PTX keys keep it.
+    #[test]
+    fn cubin_keys_do_not_depend_on_the_driver() {
+        let archs = arch((9, 0));
+        for driver in [Some((13, 0)), Some((12, 8)), None] {
+            let (real, virt) = cache_keys("k", "src", archs, driver);
+            let real = real.unwrap();
+            assert_eq!((real.arch, real.driver), ("sm_90", 0));
+            match driver {
+                Some((maj, min)) => {
+                    let virt = virt.unwrap();
+                    assert_eq!(
+                        (virt.arch, virt.driver),
+                        ("compute_90", maj * 1000 + min * 10)
+                    );
+                }
+                None => assert!(virt.is_none()),
+            }
+        }
+        let (real, virt) = cache_keys("k", "src", arch((6, 1)), Some((13, 0)));
+        assert!(real.is_none() && virt.is_none());
     }
 }
