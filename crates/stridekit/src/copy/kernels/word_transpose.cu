@@ -54,6 +54,16 @@ __device__ __forceinline__ int wt_slot(int arow, int g) {
     return arow * 32 + (g ^ (((arow / (4 * K)) << 2) & 31));
 }
 
+// The row's bytes off .. off + 3 that lie in 0 .. n, one by one (zeros elsewhere): out
+// of line, as only words at the edges of the source memory take it (inlined into every
+// unrolled load, it made a third of the kernel's code and compile time).
+__device__ __noinline__ unsigned int wt_load_bytes(const unsigned char* row, int off, int n) {
+    unsigned int x = 0;
+    for (int b = 0; b < 4; ++b)
+        if (off + b >= 0 && off + b < n) x |= (unsigned int)row[off + b] << (8 * b);
+    return x;
+}
+
 // The aligned word at `w`, whose first byte is byte `off` of a row of `n` bytes starting
 // at `row`: whole where it lies inside [lo, hi), else the row's bytes one by one (zeros
 // elsewhere). Words that hold none of the row's bytes are not read.
@@ -62,10 +72,7 @@ __device__ __forceinline__ unsigned int wt_load(const unsigned char* w, const un
     if (off >= n || off + 4 <= 0) return 0u;
     const unsigned long long at = reinterpret_cast<unsigned long long>(w);
     if (at >= lo && at + 4 <= hi) return __ldg(reinterpret_cast<const unsigned int*>(w));
-    unsigned int x = 0;
-    for (int b = 0; b < 4; ++b)
-        if (off + b >= 0 && off + b < n) x |= (unsigned int)row[off + b] << (8 * b);
-    return x;
+    return wt_load_bytes(row, off, n);
 }
 
 // Stores word `x` at the aligned `w`, whose first byte is byte `off` of a row: whole
