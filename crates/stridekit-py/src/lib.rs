@@ -9,6 +9,7 @@ mod dtype;
 mod errors;
 mod exchange;
 mod import;
+mod kernels;
 mod layout;
 mod memory;
 mod nvrtc;
@@ -35,6 +36,8 @@ fn _stridekit(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(memory::discard, m)?)?;
     m.add_function(wrap_pyfunction!(memory::discard_prefetch, m)?)?;
     m.add_function(wrap_pyfunction!(nvrtc::_add_nvrtc_search_dirs, m)?)?;
+    m.add_function(wrap_pyfunction!(kernels::precompile_kernels, m)?)?;
+    m.add_function(wrap_pyfunction!(kernels::add_kernel_pack, m)?)?;
     m.add_class::<dist::PyComm>()?;
     m.add_function(wrap_pyfunction!(dist::nccl_unique_id, m)?)?;
     m.add_function(wrap_pyfunction!(dist::nccl_version, m)?)?;

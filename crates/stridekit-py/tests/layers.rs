@@ -17,6 +17,7 @@ const LAYERS: &[&str] = &[
     "view_cell",   // the Rust view of a StridedMemoryView, made at once or on first use
     "import",      // DLPack, CUDA Array Interface and array interface imports
     "nvrtc",       // where NVRTC may live in a Python environment
+    "kernels",     // kernel packs: kernels compiled ahead of time
     "view_object", // the StridedMemoryView object: its fields, making and dropping it
     "exchange",    // the DLPack C exchange API of StridedMemoryView
     "tma",         // TensorMapDescriptor

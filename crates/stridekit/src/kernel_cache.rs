@@ -31,6 +31,16 @@
 //!
 //! The directory is `$STRIDEKIT_KERNEL_CACHE`, else `$XDG_CACHE_HOME/stridekit/kernels`,
 //! else `$HOME/.cache/stridekit/kernels`; `STRIDEKIT_KERNEL_CACHE=off` turns caching off.
+//!
+//! # Kernel packs
+//! A pack is a directory of entries in the same format, written ahead of time
+//! ([`crate::precompile_kernels`], which needs NVRTC but no GPU) and only read: a kernel
+//! missing from the cache is looked for in each pack before NVRTC compiles it (and a hit
+//! is not copied into the cache). Packs are the directories in `$STRIDEKIT_KERNEL_PACKS`
+//! (a path list, like `PATH`) and those given to [`crate::add_kernel_pack`]. A pack may
+//! be installed by the administrator, so its directory and files may belong to the user
+//! or to root; neither may be writable by group or others, else the pack is skipped with
+//! a warning. Every entry's hashes are checked as the cache's are.
 
 use sha2::{Digest, Sha256};
 use std::io::{Read, Write};
@@ -54,12 +64,22 @@ fn dir() -> Option<PathBuf> {
 
 /// Why a path cannot be trusted, if it cannot: owned by another user, or writable by
 /// its group or others.
-#[cfg(unix)]
 fn distrust(meta: &std::fs::Metadata) -> Option<String> {
+    distrust_owned(meta, false)
+}
+
+/// Why a path of a kernel pack cannot be trusted, if it cannot: as [`distrust`], but root
+/// may own it too (a pack installed by the administrator).
+fn distrust_pack(meta: &std::fs::Metadata) -> Option<String> {
+    distrust_owned(meta, true)
+}
+
+#[cfg(unix)]
+fn distrust_owned(meta: &std::fs::Metadata, root_too: bool) -> Option<String> {
     use std::os::unix::fs::MetadataExt;
     // SAFETY: geteuid has no preconditions and cannot fail.
     let me = unsafe { libc::geteuid() };
-    if meta.uid() != me {
+    if meta.uid() != me && !(root_too && meta.uid() == 0) {
         return Some(format!(
             "it belongs to user {} (this process runs as {me})",
             meta.uid()
@@ -75,7 +95,7 @@ fn distrust(meta: &std::fs::Metadata) -> Option<String> {
 }
 
 #[cfg(not(unix))]
-fn distrust(_meta: &std::fs::Metadata) -> Option<String> {
+fn distrust_owned(_meta: &std::fs::Metadata, _root_too: bool) -> Option<String> {
     None
 }
 
@@ -191,13 +211,33 @@ fn parse(key: &Key<'_>, bytes: &[u8]) -> Option<Vec<u8>> {
     ok.then(|| image.to_vec())
 }
 
-/// The cached image for `key`, if a trusted file holds exactly this key and its hashes
-/// match.
+/// The cached image for `key`, if a trusted file of the cache or of a kernel pack holds
+/// exactly this key and its hashes match.
 pub(crate) fn load(key: &Key<'_>) -> Option<Vec<u8>> {
-    load_from(&trusted_dir()?, key)
+    load_in(trusted_dir().as_deref(), key)
+}
+
+/// The image for `key` from the cache `cache` (if any), else from the first pack that
+/// holds it.
+fn load_in(cache: Option<&Path>, key: &Key<'_>) -> Option<Vec<u8>> {
+    cache
+        .and_then(|d| load_from(d, key))
+        .or_else(|| trusted_packs().iter().find_map(|d| load_pack(d, key)))
 }
 
 fn load_from(dir: &Path, key: &Key<'_>) -> Option<Vec<u8>> {
+    load_checked(dir, key, distrust)
+}
+
+pub(crate) fn load_pack(dir: &Path, key: &Key<'_>) -> Option<Vec<u8>> {
+    load_checked(dir, key, distrust_pack)
+}
+
+fn load_checked(
+    dir: &Path,
+    key: &Key<'_>,
+    distrust: fn(&std::fs::Metadata) -> Option<String>,
+) -> Option<Vec<u8>> {
     let path = key.path_in(dir);
     let meta = std::fs::symlink_metadata(&path).ok()?;
     if !meta.is_file() || meta.len() > MAX_BYTES || distrust(&meta).is_some() {
@@ -220,11 +260,91 @@ pub(crate) fn store(key: &Key<'_>, image: &[u8]) {
     }
 }
 
+/// Packs added in this process ([`add_pack`]), after those of `$STRIDEKIT_KERNEL_PACKS`.
+static ADDED_PACKS: std::sync::Mutex<Vec<PathBuf>> = std::sync::Mutex::new(Vec::new());
+
+/// Adds `dir` to the kernel packs searched after the cache.
+pub(crate) fn add_pack(dir: PathBuf) {
+    // A poisoned list is still a list: a panic elsewhere does not lose the packs.
+    let mut packs = ADDED_PACKS.lock().unwrap_or_else(|e| e.into_inner());
+    if !packs.contains(&dir) {
+        packs.push(dir);
+    }
+}
+
+/// The kernel packs that can be trusted, in search order; each one that cannot is
+/// skipped with a warning, once per directory and process.
+fn trusted_packs() -> Vec<PathBuf> {
+    let mut dirs: Vec<PathBuf> = std::env::var_os("STRIDEKIT_KERNEL_PACKS")
+        .map(|v| {
+            std::env::split_paths(&v)
+                .filter(|p| !p.as_os_str().is_empty())
+                .collect()
+        })
+        .unwrap_or_default();
+    dirs.extend(
+        ADDED_PACKS
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .iter()
+            .cloned(),
+    );
+    dirs.retain(|d| match pack_distrust(d) {
+        None => true,
+        Some(why) => {
+            static WARNED: std::sync::Mutex<Vec<PathBuf>> = std::sync::Mutex::new(Vec::new());
+            let mut warned = WARNED.lock().unwrap_or_else(|e| e.into_inner());
+            if !warned.contains(d) {
+                eprintln!(
+                    "stridekit: not using the kernel pack {}: {why}",
+                    d.display()
+                );
+                warned.push(d.clone());
+            }
+            false
+        }
+    });
+    dirs
+}
+
+/// Why the pack directory `d` cannot be trusted, if it cannot.
+fn pack_distrust(d: &Path) -> Option<String> {
+    match std::fs::symlink_metadata(d) {
+        Err(e) => Some(format!("it cannot be read ({e})")),
+        Ok(m) if !m.is_dir() => Some("it is not a directory (a link is not followed)".into()),
+        Ok(m) => distrust_pack(&m),
+    }
+}
+
+/// Makes `dir` (and its parents) for a kernel pack, with mode 0755 where it is new: others
+/// may read a pack, no one else may write it.
+pub(crate) fn create_pack_dir(dir: &Path) -> std::io::Result<()> {
+    let mut b = std::fs::DirBuilder::new();
+    b.recursive(true);
+    #[cfg(unix)]
+    std::os::unix::fs::DirBuilderExt::mode(&mut b, 0o755);
+    b.create(dir)
+}
+
 fn store_in(dir: &Path, key: &Key<'_>, image: &[u8]) -> std::io::Result<()> {
-    let mut tmp = tempfile::Builder::new()
-        .prefix(".entry-")
-        .suffix(".tmp")
-        .tempfile_in(dir)?;
+    store_with_mode(dir, key, image, 0o600)
+}
+
+/// Writes the entry of `key` and `image` into the pack `dir`, readable by all (mode 0644).
+pub(crate) fn store_in_pack(dir: &Path, key: &Key<'_>, image: &[u8]) -> std::io::Result<()> {
+    store_with_mode(dir, key, image, 0o644)
+}
+
+/// Writes the entry through a unique temporary file of mode `mode` (on Unix), renamed
+/// into place.
+fn store_with_mode(dir: &Path, key: &Key<'_>, image: &[u8], mode: u32) -> std::io::Result<()> {
+    let mut builder = tempfile::Builder::new();
+    builder.prefix(".entry-").suffix(".tmp");
+    #[cfg(unix)]
+    builder.permissions(std::os::unix::fs::PermissionsExt::from_mode(mode));
+    #[cfg(not(unix))]
+    let _ = mode;
+    let mut tmp = builder.tempfile_in(dir)?;
     tmp.write_all(&entry(key, image))?;
     tmp.as_file().sync_data()?;
     tmp.persist(key.path_in(dir))
@@ -357,6 +477,62 @@ mod tests {
         assert_eq!(std::fs::read_to_string(&victim).unwrap(), "untouched");
         assert_eq!(load_from(&d, &k).as_deref(), Some(&b"ptx2"[..]));
         let _ = std::fs::remove_dir_all(&d);
+    }
+
+    /// A pack is searched after the cache: its entries are found, readable by all, with
+    /// their hashes checked; a pack others may write, or a missing one, is skipped.
+    #[cfg(unix)]
+    #[test]
+    fn packs_are_searched_after_the_cache_and_trusted_as_it_is() {
+        use std::os::unix::fs::PermissionsExt;
+        let pack = fresh_dir("pack");
+        std::fs::set_permissions(&pack, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let k = Key {
+            name: "packed",
+            arch: "sm_90",
+            driver: 0,
+            ..key()
+        };
+        assert_eq!(load_pack(&pack, &k), None);
+        store_in_pack(&pack, &k, b"\x7fELF cubin").unwrap();
+        let meta = std::fs::metadata(k.path_in(&pack)).unwrap();
+        assert_eq!(meta.permissions().mode() & 0o777, 0o644);
+        assert_eq!(load_pack(&pack, &k).as_deref(), Some(&b"\x7fELF cubin"[..]));
+        // Another key (the driver's version in it, another source) misses.
+        assert_eq!(load_pack(&pack, &Key { driver: 13000, ..k }), None);
+        assert_eq!(load_pack(&pack, &Key { source: "x", ..k }), None);
+        // Found through the search once added, after a cache that lacks it.
+        let cache = fresh_dir("pack-cache");
+        assert_eq!(pack_distrust(&pack), None);
+        assert!(pack_distrust(&pack.join("missing")).is_some());
+        assert_eq!(load_in(Some(&cache), &k), None);
+        add_pack(pack.clone());
+        assert_eq!(
+            load_in(Some(&cache), &k).as_deref(),
+            Some(&b"\x7fELF cubin"[..])
+        );
+        // The cache's own entry comes first.
+        store_in(&cache, &k, b"cached").unwrap();
+        assert_eq!(load_in(Some(&cache), &k).as_deref(), Some(&b"cached"[..]));
+        // A pack its group may write is skipped.
+        std::fs::set_permissions(&pack, std::fs::Permissions::from_mode(0o775)).unwrap();
+        assert!(pack_distrust(&pack)
+            .unwrap()
+            .contains("lets its group or others write it"));
+        assert_eq!(load_in(None, &k), None);
+        std::fs::set_permissions(&pack, std::fs::Permissions::from_mode(0o755)).unwrap();
+        // An entry others may write, or whose image was changed, is not loaded.
+        let path = k.path_in(&pack);
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o666)).unwrap();
+        assert_eq!(load_pack(&pack, &k), None);
+        let mut bytes = entry(&k, b"\x7fELF cubin");
+        *bytes.last_mut().unwrap() ^= 1;
+        std::fs::remove_file(&path).unwrap();
+        std::fs::write(&path, &bytes).unwrap();
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o644)).unwrap();
+        assert_eq!(load_pack(&pack, &k), None);
+        let _ = std::fs::remove_dir_all(&pack);
+        let _ = std::fs::remove_dir_all(&cache);
     }
 
     #[test]

@@ -29,6 +29,7 @@ mod dtype;
 mod error;
 pub mod graph;
 mod kernel_cache;
+mod kernel_pack;
 pub mod managed;
 mod memory;
 mod nvrtc;
@@ -51,6 +52,7 @@ pub use driver::nvrtc_lib::{add_nvrtc_search_dir, wheel_dirs as nvrtc_wheel_dirs
 pub use driver::{cuda_available, driver_version};
 pub use dtype::{dlpack_code, DType, Element};
 pub use error::{Error, Result};
+pub use kernel_pack::{add_kernel_pack, precompile_kernels, Precompiled};
 pub use managed::{ManagedBuffer, ManagedMemoryResource, ManagedRange};
 pub use memory::{
     Buffer, CudarcBuffer, CudarcBufferMut, DeviceMemoryResource, DevicePoolOptions,

@@ -167,6 +167,43 @@ fn compile_uncached(
     Ok(module)
 }
 
+/// Compiles `source` (the module `name`) with NVRTC to a CUBIN for GPUs of compute
+/// capability `cc` and stores it in the kernel pack `dir` under the key [`compile`] looks
+/// for on such a GPU; returns the CUBIN's size. Needs NVRTC, not a GPU. Errors are NVRTC's
+/// log, or why the architecture or the image was refused, as text for the caller's report.
+/// The caller has found NVRTC ([`crate::driver::nvrtc_lib::locate`]).
+pub(crate) fn precompile_cubin(
+    dir: &std::path::Path,
+    cc: (i32, i32),
+    name: &str,
+    source: &str,
+) -> std::result::Result<usize, String> {
+    let archs = arch(cc).ok_or_else(|| format!("compute capability {cc:?} is not in the table"))?;
+    let (Some(key), _) = cache_keys(name, source, Some(archs), None) else {
+        return Err(format!("no CUBIN key for {cc:?}"));
+    };
+    let cubin = crate::driver::nvrtc_cubin::compile_cubin(source, &format!("{name}.cu"), archs.0)?;
+    if !crate::cubin_image::fits(&cubin) {
+        return Err(format!("{name}: NVRTC's CUBIN is not a whole ELF image"));
+    }
+    crate::kernel_cache::store_in_pack(dir, &key, &cubin)
+        .map_err(|e| format!("{name}: writing into {}: {e}", dir.display()))?;
+    Ok(cubin.len())
+}
+
+/// The CUBIN the pack `dir` holds for `source` on a GPU of compute capability `cc`, as
+/// [`compile`] would look it up (under any driver).
+#[cfg(test)]
+pub(crate) fn packed_cubin(
+    dir: &std::path::Path,
+    cc: (i32, i32),
+    name: &str,
+    source: &str,
+) -> Option<Vec<u8>> {
+    let (key, _) = cache_keys(name, source, arch(cc), Some((13, 0)));
+    crate::kernel_cache::load_pack(dir, &key?)
+}
+
 impl Device {
     /// Compiles CUDA C++ `source` with NVRTC for this device's architecture (its own code,
     /// or PTX where the driver refuses that) and loads the module; the same source on the

@@ -556,6 +556,37 @@ fn channel_transposes_are_exact_at_every_start_alignment() {
     x.assert_all("channel transposes");
 }
 
+/// Channels picked out of pixels up to 8 bytes apart (every channel count and pixel
+/// step the deinterleaving kernel takes), off 16-byte alignment so that the group kernel
+/// leaves them to it. Four byte channels out of 8-byte pixels failed to load their
+/// kernel (its tile took more shared memory than a block may declare).
+#[test]
+#[ignore = "needs a CUDA device"]
+fn channels_out_of_pixels_with_gaps_are_exact() {
+    let mut x = Exact::new();
+    for isz in [1usize, 2] {
+        let max_step = 8 / isz as i64;
+        for step in 2..=max_step {
+            for ch in 2..=step {
+                for pixels in [1000i64, 8193] {
+                    let src = at_offset(isz, 1, &[pixels, step])
+                        .sliced(s![.., 0..ch])
+                        .unwrap()
+                        .permuted(&[1, 0])
+                        .unwrap();
+                    let dst = at_offset(isz, 3, &[ch, pixels]);
+                    let steps = CopyPlan::new(&dst, &src)
+                        .unwrap()
+                        .schedule(1 << 20, 1 << 20);
+                    assert_eq!(kind(&steps[0]), "channels", "{src} -> {dst}: {steps:?}");
+                    x.check(&src, &dst);
+                }
+            }
+        }
+    }
+    x.assert_all("channels out of pixels with gaps");
+}
+
 /// Channel layouts whose every plane and batch starts on 16 bytes: `batches` batches of
 /// `pixels` pixels of `ch` channels, `(interleaved, planar)`; the planes padded to a
 /// multiple of 16 bytes (plus one more 16-byte chunk), the interleaved batches to 16 bytes

@@ -21,6 +21,7 @@ const LAYERS: &[&str] = &[
     "peer",         // peer access
     "memory",       // buffers, resources, regions, pending work
     "copy",         // the copy engine, over operands
+    "kernel_pack",  // the copy engine's kernels compiled ahead of time
     "dlpack",       // DLPack structs, checked
     "view",         // views and their entry points
     "tma",          // tensor maps of views

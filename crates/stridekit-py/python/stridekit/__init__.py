@@ -25,9 +25,11 @@ from ._stridekit import (
     TensorMapDescriptor,
     __version__,
     _add_nvrtc_search_dirs,
+    add_kernel_pack,
     cuda_available,
     discard,
     discard_prefetch,
+    precompile_kernels,
     prefetch,
 )
 from ._tensor_map import (
@@ -63,6 +65,7 @@ __all__ = [
     "TensorMapL2Promotion",
     "TensorMapOOBFill",
     "TensorMapSwizzle",
+    "add_kernel_pack",
     "args_viewable_as_strided_memory",
     "cuda_available",
     "discard",
@@ -70,6 +73,7 @@ __all__ = [
     "discard_prefetch",
     "discard_prefetch_batch",
     "get_include",
+    "precompile_kernels",
     "prefetch",
     "prefetch_batch",
 ]

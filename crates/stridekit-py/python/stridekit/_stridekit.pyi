@@ -1,5 +1,6 @@
 """Types of stridekit's native module (re-exported by ``stridekit``)."""
 
+import os
 from typing import Any, ClassVar, Dict, List, Optional, Sequence, SupportsIndex, Tuple, Union
 
 import numpy
@@ -17,6 +18,17 @@ __version__: str
 cuda_available: bool
 
 def _add_nvrtc_search_dirs(site_dirs: list[str]) -> None: ...
+def precompile_kernels(
+    path: str | os.PathLike[str], compute_capability: Optional[Tuple[int, int]] = None
+) -> Dict[str, Any]:
+    """Compiles the copy engine's common kernels for GPUs of ``compute_capability``
+    (major, minor; None: device 0's) with NVRTC into the kernel pack ``path`` (no GPU
+    needed when the capability is given), so that first copies load their kernels
+    instead of compiling them. Returns ``{"kernels": int, "bytes": int, "failed":
+    list[str]}``."""
+def add_kernel_pack(path: str | os.PathLike[str]) -> None:
+    """Adds ``path`` to the kernel packs searched (after the disk cache and
+    ``$STRIDEKIT_KERNEL_PACKS``) before NVRTC compiles a kernel."""
 
 #: A stream argument: None (the legacy default stream), an int by stridekit's one rule
 #: (-1: no ordering, 1: legacy default, 2: per-thread default, other: a handle), or an

@@ -26,6 +26,7 @@ mod prefetch;
 mod staged;
 mod temporaries;
 
+pub(crate) use kernel::catalogue::common_kernels;
 pub use prefetch::AUTO_MIN_BYTES as MANAGED_PREFETCH_MIN_BYTES;
 pub(crate) use temporaries::pool as temporaries_pool;
 pub use temporaries::{release_copy_temporaries, KEEP_BYTES as TEMPORARIES_KEPT_BYTES};

@@ -19,6 +19,7 @@
 //! | `Channels` | 2 to 4 channels (or one picked out of pixels 2 to 4 elements apart) whose planes and batches all start on 16 bytes: `channel_words.cu` (16 bytes of every plane a thread, regrouped in registers, no block barrier); others: `channel_transpose.cu` (deinterleaving: pixels in, planes out) and `channel_interleave.cu` (planes in, pixels out), over the aligned-chunk runs of `channel_runs.cu` |
 
 mod ahead;
+pub(crate) mod catalogue;
 mod generic;
 mod groups;
 mod ordered;
@@ -253,10 +254,15 @@ fn compile_function(
     const OP: &str = "strided copy kernel";
     let ctx = stream.context();
     let (src, name) = kernel_source(itemsize, variant)?;
-    let module = crate::nvrtc::compile(OP, ctx, &format!("stridekit_{name}_{itemsize}"), &src)?;
+    let module = crate::nvrtc::compile(OP, ctx, &module_name(name, itemsize), &src)?;
     module
         .load_function(name)
         .map_err(driver(OP, "cuModuleGetFunction"))
+}
+
+/// The module the kernel `name` of `itemsize`-byte elements is compiled (and cached) as.
+fn module_name(name: &str, itemsize: usize) -> String {
+    format!("stridekit_{name}_{itemsize}")
 }
 
 /// The CUDA C++ source of the kernel of `(itemsize, variant)`, and its entry point.

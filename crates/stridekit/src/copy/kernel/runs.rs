@@ -21,6 +21,19 @@ fn channel_run(ch: u64) -> u64 {
     }
 }
 
+/// Bytes per plane of a tile of the deinterleaving kernel (`channel_transpose.cu`'s RUN)
+/// for `ch` channels of `isz`-byte elements out of pixels `slb` bytes apart: the channel
+/// run, halved where the tile's source span and its planes would not fit the 48 KiB of
+/// static shared memory a block may declare.
+fn deinterleave_run(ch: u64, isz: u64, slb: u64) -> u64 {
+    let run = channel_run(ch);
+    if run / isz * slb + 32 + ch * (run + 4) <= 48 * 1024 {
+        run
+    } else {
+        run / 2
+    }
+}
+
 /// Bytes of a row of the reversed-rows kernel's tile (`row_reverse.cu`'s RUN).
 const ROW_REVERSE_RUN: u64 = 32768;
 
@@ -126,7 +139,12 @@ pub(super) fn channels(
         // A picked channel the group kernel cannot take: the elementwise kernel.
         return Ok(false);
     }
-    let count = pixels.div_ceil(channel_run(ch) / isz).checked_mul(batches);
+    let run = if deinterleave {
+        deinterleave_run(ch, isz, plan.src_strides[l] as u64 * isz)
+    } else {
+        channel_run(ch)
+    };
+    let count = pixels.div_ceil(run / isz).checked_mul(batches);
     let variant = if deinterleave {
         Variant::Channels {
             ndim,
@@ -316,4 +334,32 @@ pub(super) fn small_matrices(
         batches,
     };
     launch_tiles(plan, t, (dst, src), src_bounds, stream)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every deinterleaving tile fits 48 KiB of shared memory (source span, its slack,
+    /// the planes and their pitch words); only four byte channels out of 8-byte pixels
+    /// need the halved run (at the full run they took 49,200 bytes and ptxas refused the
+    /// kernel, so such a copy failed to load its kernel).
+    #[test]
+    fn deinterleaving_tiles_fit_shared_memory() {
+        for isz in [1u64, 2] {
+            for ch in 2..=16u64 {
+                for slb in (ch * isz)..=8 {
+                    let run = deinterleave_run(ch, isz, slb);
+                    let shared = run / isz * slb + 32 + ch * (run + 4);
+                    assert!(shared <= 48 * 1024, "{ch} x {isz} B, {slb} B: {shared}");
+                    let halved = (isz, ch, slb) == (1, 4, 8);
+                    assert_eq!(
+                        run == channel_run(ch) / 2,
+                        halved,
+                        "{ch} x {isz} B, {slb} B"
+                    );
+                }
+            }
+        }
+    }
 }

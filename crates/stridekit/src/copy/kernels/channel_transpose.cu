@@ -12,8 +12,11 @@
 // first and last partial chunks are written in words and bytes. Aligned chunks are
 // loaded whole only inside [lo, hi), the source memory the copy was checked against.
 #define K (4 / EB)
-// Bytes per plane of a tile: 4 KiB, less for many channels (16 KiB a tile at most).
-#define RUN (CH <= 4 ? 4096 : (16384 / CH) / 16 * 16)
+// Bytes per plane of a tile: 4 KiB, less for many channels (16 KiB a tile at most),
+// halved where the tile's source span and planes would not fit 48 KiB of shared memory
+// (4 byte channels out of 8-byte pixels). `deinterleave_run` in runs.rs mirrors it.
+#define RUN0 (CH <= 4 ? 4096 : (16384 / CH) / 16 * 16)
+#define RUN ((RUN0 / EB) * SLB + 32 + CH * (RUN0 + 4) <= 49152 ? RUN0 : RUN0 / 2)
 #define P (RUN / EB)                  // pixels per tile
 #define INB (P * SLB)                 // source bytes of a tile
 #define PITCHI (INB + 32)             // in-row pitch: shift, bytes, a chunk's slack

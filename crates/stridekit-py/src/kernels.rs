@@ -1,0 +1,40 @@
+//! Kernel packs: the copy engine's kernels compiled ahead of time (the core crate's
+//! `precompile_kernels` and `add_kernel_pack`).
+
+use crate::errors::IntoPy;
+use pyo3::prelude::*;
+use pyo3::types::PyDict;
+use std::path::PathBuf;
+
+/// Compiles the copy engine's common kernels for GPUs of `compute_capability` (major,
+/// minor; None: device 0's) with NVRTC into the pack `path`; no GPU needed when the
+/// capability is given. Returns a dict: `kernels`, `bytes`, `failed` (each kernel NVRTC
+/// refused, with its reason).
+#[pyfunction]
+#[pyo3(signature = (path, compute_capability = None))]
+pub(crate) fn precompile_kernels(
+    py: Python<'_>,
+    path: PathBuf,
+    compute_capability: Option<(i32, i32)>,
+) -> PyResult<Py<PyDict>> {
+    let cc = match compute_capability {
+        Some(cc) => cc,
+        None => stridekit::Device::open(0)
+            .and_then(|d| d.compute_capability())
+            .py_err()?,
+    };
+    let done = py
+        .detach(|| stridekit::precompile_kernels(&path, cc))
+        .py_err()?;
+    let out = PyDict::new(py);
+    out.set_item("kernels", done.kernels)?;
+    out.set_item("bytes", done.bytes)?;
+    out.set_item("failed", done.failed)?;
+    Ok(out.unbind())
+}
+
+/// Adds `path` to the kernel packs searched before NVRTC compiles a kernel.
+#[pyfunction]
+pub(crate) fn add_kernel_pack(path: PathBuf) {
+    stridekit::add_kernel_pack(path);
+}
