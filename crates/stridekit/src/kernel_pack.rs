@@ -31,8 +31,9 @@ pub struct Precompiled {
 /// (made with mode 0755 where missing), on as many threads as the machine has cores. No
 /// GPU is needed. Kernels already in `dir` are written again.
 ///
-/// Errors: [`Error::Unsupported`] when NVRTC cannot be loaded or `cc` is not an
-/// architecture stridekit compiles for; [`Error::Invalid`] when `dir` cannot be made.
+/// Errors: [`Error::Unsupported`] when `cc` is not an architecture stridekit compiles
+/// for or NVRTC cannot be loaded; [`Error::Invalid`] when `dir` cannot be made or
+/// written (checked before anything is compiled).
 ///
 /// ```no_run
 /// let dir = std::path::Path::new("/opt/app/stridekit-kernels");
@@ -53,41 +54,56 @@ pub fn precompile_kernels(dir: &Path, cc: (i32, i32)) -> Result<Precompiled> {
             ),
         });
     }
+    // Made, and written once, before anything is compiled: a directory that cannot take
+    // the pack fails at once rather than after every kernel's compile.
+    crate::kernel_cache::create_pack_dir(dir)
+        .and_then(|()| tempfile::tempfile_in(dir).map(drop))
+        .map_err(|e| Error::Invalid {
+            op: OP,
+            rule: format!(
+                "the pack directory {} cannot be made or written: {e}",
+                dir.display()
+            ),
+        })?;
     if let Err(where_) = crate::driver::nvrtc_lib::locate() {
         return Err(Error::Unsupported {
             op: OP,
             reason: format!("kernels are compiled by NVRTC, but {where_}"),
         });
     }
-    crate::kernel_cache::create_pack_dir(dir).map_err(|e| Error::Invalid {
-        op: OP,
-        rule: format!("the pack directory {} cannot be made: {e}", dir.display()),
-    })?;
     let kernels = crate::copy::common_kernels()?;
     let next = std::sync::atomic::AtomicUsize::new(0);
+    // Each worker takes the next kernel not yet taken until none is left.
+    let work = || {
+        let mut done = Vec::new();
+        loop {
+            let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            let Some((name, source)) = kernels.get(i) else {
+                return done;
+            };
+            done.push((i, crate::nvrtc::precompile_cubin(dir, cc, name, source)));
+        }
+    };
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
     let results: Vec<(usize, std::result::Result<usize, String>)> = std::thread::scope(|s| {
-        let workers: Vec<_> = (0..threads.min(kernels.len()))
-            .map(|_| {
-                s.spawn(|| {
-                    let mut done = Vec::new();
-                    loop {
-                        let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                        let Some((name, source)) = kernels.get(i) else {
-                            return done;
-                        };
-                        done.push((i, crate::nvrtc::precompile_cubin(dir, cc, name, source)));
-                    }
-                })
+        // One worker on this thread, the others on threads of their own where they can
+        // be started (a thread that cannot be started leaves its share to the rest).
+        let workers: Vec<_> = (1..threads.min(kernels.len()))
+            .filter_map(|_| {
+                std::thread::Builder::new()
+                    .name("stridekit-precompile".into())
+                    .spawn_scoped(s, work)
+                    .ok()
             })
             .collect();
-        workers
-            .into_iter()
-            .flat_map(|w| {
-                w.join()
-                    .unwrap_or_else(|_| vec![(usize::MAX, Err("a compile thread panicked".into()))])
-            })
-            .collect()
+        let mut all = work();
+        for w in workers {
+            match w.join() {
+                Ok(done) => all.extend(done),
+                Err(_) => all.push((usize::MAX, Err("a compile thread panicked".into()))),
+            }
+        }
+        all
     });
     let mut out = Precompiled {
         kernels: 0,
@@ -133,6 +149,23 @@ mod tests {
             other => panic!("{other:?}"),
         }
         assert!(!dir.exists());
+    }
+
+    /// A directory that cannot be written is refused before anything is compiled.
+    #[cfg(unix)]
+    #[test]
+    fn an_unwritable_directory_is_refused_first() {
+        let file = std::env::temp_dir().join(format!("sk-pack-file-{}", std::process::id()));
+        std::fs::write(&file, b"not a directory").unwrap();
+        if crate::driver::nvrtc_lib::locate().is_ok() {
+            match precompile_kernels(&file.join("pack"), (9, 0)) {
+                Err(Error::Invalid { rule, .. }) => {
+                    assert!(rule.contains("cannot be made"), "{rule}")
+                }
+                other => panic!("{other:?}"),
+            }
+        }
+        let _ = std::fs::remove_file(&file);
     }
 
     /// Every kernel of the set compiles for Hopper without a GPU, and the pack holds each
