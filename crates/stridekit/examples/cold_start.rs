@@ -7,7 +7,8 @@
 //! A new machine also has an empty driver JIT cache (NVRTC's PTX is compiled to the GPU's
 //! code by the driver, which keeps the result in `CUDA_CACHE_PATH`, by default
 //! `~/.nv/ComputeCache`): for its first copies, run with `CUDA_CACHE_PATH` set to an
-//! empty directory too.
+//! empty directory too. With a kernel pack (`precompile DIR`, then
+//! `STRIDEKIT_KERNEL_PACKS=DIR`), a new machine's first copies load their kernels from it.
 
 use std::time::Instant;
 use stridekit::cudarc::driver::PushKernelArg;

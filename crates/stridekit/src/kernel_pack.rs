@@ -8,8 +8,9 @@
 //! will do); that directory, shipped with an application or a container image, is a
 //! *pack*: named in `$STRIDEKIT_KERNEL_PACKS` or given to [`add_kernel_pack`], it is
 //! searched after the cache. A kernel the pack lacks (or whose source has changed since)
-//! is compiled as before. The format and the trust rules are the cache's (see the
-//! README's kernel cache section).
+//! is compiled as before. Entries are the cache's: SHA-256 hashes of key and image,
+//! checked on every load. A pack's directory and files must belong to the user or to root
+//! and be writable by no one else, or the pack is skipped with a warning.
 
 use crate::error::{Error, Result};
 use std::path::{Path, PathBuf};
