@@ -333,6 +333,38 @@ sk_status sk_view_copy_bits(const struct sk_view *dst,
                             int32_t blocking);
 
 /**
+ * Compiles the copy engine's common kernels for GPUs of compute capability
+ * `major.minor` (9.0 for the H100) with NVRTC into the kernel pack directory `path`
+ * (made with mode 0755 where missing). No GPU is needed. `kernels`, `bytes` and `failed`
+ * (each may be NULL) receive the kernels written, their bytes, and the kernels NVRTC
+ * refused for this architecture (those compile at run time, as without a pack).
+ *
+ * Errors: `SK_ERR_UNSUPPORTED` for an architecture stridekit does not compile for or
+ * when NVRTC cannot be loaded; `SK_ERR_INVALID` when `path` cannot be made or written.
+ * Threads: safe (it compiles on as many threads as the machine has cores).
+ *
+ * # Safety
+ * `path` is a NUL-terminated string; each non-NULL out-pointer is writable.
+ */
+sk_status sk_precompile_kernels(const char *path,
+                                int32_t major,
+                                int32_t minor,
+                                uint64_t *kernels,
+                                uint64_t *bytes,
+                                uint64_t *failed);
+
+/**
+ * Adds the kernel pack directory `path` to those searched (after the disk cache and
+ * the packs of `STRIDEKIT_KERNEL_PACKS`) before NVRTC compiles a kernel. A directory
+ * that is missing, not the user's or root's, or writable by group or others is skipped
+ * with a warning when kernels are looked for. Threads: safe.
+ *
+ * # Safety
+ * `path` is a NUL-terminated string.
+ */
+sk_status sk_add_kernel_pack(const char *path);
+
+/**
  * The message of the calling thread's last failed call (empty if none failed). The
  * pointer stays valid until the next failing call on this thread. Safe to call at
  * thread and process teardown (then it may answer an empty string).

@@ -330,8 +330,24 @@ static void calls_at_thread_teardown(void) {
     CHECK(teardown_ran == 1);
 }
 
+/* Kernel packs: arguments checked, an unknown architecture refused before anything is
+ * made, out-values untouched on failure. (A pack added stays listed for the process's
+ * life, which valgrind would count as memory still reachable: the crate's own test adds
+ * one.) */
+static void kernel_packs(void) {
+    EXPECT(sk_add_kernel_pack(NULL), SK_ERR_NULL_POINTER);
+    EXPECT(sk_add_kernel_pack(""), SK_ERR_INVALID);
+    uint64_t kernels = 7, bytes = 7, failed = 7;
+    EXPECT(sk_precompile_kernels(NULL, 9, 0, &kernels, &bytes, &failed), SK_ERR_NULL_POINTER);
+    EXPECT(sk_precompile_kernels("/nonexistent/stridekit-pack", 6, 1, &kernels, &bytes, &failed),
+           SK_ERR_UNSUPPORTED);
+    CHECK(strstr(sk_last_error(), "6.1") != NULL);
+    CHECK(kernels == 7 && bytes == 7 && failed == 7);
+}
+
 int main(void) {
     fields_and_copies();
+    kernel_packs();
     checked_inputs();
     calls_at_thread_teardown();
     bad_inputs();
