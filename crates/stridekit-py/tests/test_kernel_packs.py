@@ -39,6 +39,12 @@ def test_unknown_architectures_are_refused(tmp_path: Any) -> None:
     assert not (tmp_path / "pack").exists()
 
 
+def test_a_pack_inside_the_package_is_added_when_present(tmp_path: Any) -> None:
+    assert stridekit._add_package_pack(str(tmp_path)) is None
+    (tmp_path / "kernels").mkdir()
+    assert stridekit._add_package_pack(str(tmp_path)) == str(tmp_path / "kernels")
+
+
 def _first_copies(tmp_path: Any, tag: str, pack: str) -> str:
     """Runs CHILD in a fresh process with an empty kernel cache; its last line."""
     cache = tmp_path / f"cache-{tag}"

@@ -45,6 +45,19 @@ from ._tensor_map import (
 # `stridekit[cu13]`) into a folder the loader does not search.
 _add_nvrtc_search_dirs([p for p in sys.path if p])
 
+
+def _add_package_pack(package_dir: str) -> Optional[str]:
+    """Adds the kernel pack shipped inside the package (``kernels/``, written by
+    ``scripts/build-kernel-pack`` before the wheel was built), if there is one; its path."""
+    pack = os.path.join(package_dir, "kernels")
+    if not os.path.isdir(pack):
+        return None
+    add_kernel_pack(pack)
+    return pack
+
+
+_add_package_pack(os.path.dirname(os.path.abspath(__file__)))
+
 CUDAError.code = None  # set per instance: the driver's CUresult, or None
 
 __all__ = [
