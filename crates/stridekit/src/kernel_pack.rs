@@ -115,7 +115,7 @@ pub fn precompile_kernels(dir: &Path, cc: (i32, i32)) -> Result<Precompiled> {
         match r {
             Ok(bytes) => {
                 out.kernels += 1;
-                out.bytes += bytes;
+                out.bytes = out.bytes.saturating_add(bytes);
             }
             Err(why) => {
                 let name = kernels.get(i).map_or("?", |k| k.0.as_str());
