@@ -58,7 +58,7 @@ pub unsafe extern "C" fn sk_precompile_kernels(
         for (p, v) in [kernels, bytes, failed].into_iter().zip(counts) {
             if !p.is_null() {
                 // SAFETY: non-NULL and writable (caller).
-                unsafe { p.write(v as u64) };
+                unsafe { p.write(u64::try_from(v).unwrap_or(u64::MAX)) };
             }
         }
         Ok(())

@@ -104,19 +104,9 @@ fn distrust_owned(_meta: &std::fs::Metadata, _root_too: bool) -> Option<String> 
 fn trusted_dir() -> Option<PathBuf> {
     let d = dir()?;
     if !d.exists() {
-        let mut b = std::fs::DirBuilder::new();
-        b.recursive(true);
-        #[cfg(unix)]
-        std::os::unix::fs::DirBuilderExt::mode(&mut b, 0o700);
-        b.create(&d).ok()?;
+        create_dir(&d, 0o700).ok()?;
     }
-    let meta = std::fs::symlink_metadata(&d).ok()?;
-    let why = if !meta.is_dir() {
-        Some("it is not a directory (a link is not followed)".to_string())
-    } else {
-        distrust(&meta)
-    };
-    match why {
+    match dir_distrust(&d, distrust) {
         None => Some(d),
         Some(why) => {
             static WARNED: std::sync::Once = std::sync::Once::new();
@@ -129,6 +119,27 @@ fn trusted_dir() -> Option<PathBuf> {
             None
         }
     }
+}
+
+/// Why the directory `d` (the cache or a pack) cannot be trusted, if it cannot: it cannot
+/// be read, is not a directory (a link is not followed), or `distrust` says why.
+fn dir_distrust(d: &Path, distrust: fn(&std::fs::Metadata) -> Option<String>) -> Option<String> {
+    match std::fs::symlink_metadata(d) {
+        Err(e) => Some(format!("it cannot be read ({e})")),
+        Ok(m) if !m.is_dir() => Some("it is not a directory (a link is not followed)".into()),
+        Ok(m) => distrust(&m),
+    }
+}
+
+/// Makes `d` and its parents, with mode `mode` (on Unix) where they are new.
+fn create_dir(d: &Path, mode: u32) -> std::io::Result<()> {
+    let mut b = std::fs::DirBuilder::new();
+    b.recursive(true);
+    #[cfg(unix)]
+    std::os::unix::fs::DirBuilderExt::mode(&mut b, mode);
+    #[cfg(not(unix))]
+    let _ = mode;
+    b.create(d)
 }
 
 /// What a cached kernel is keyed by.
@@ -289,7 +300,7 @@ fn trusted_packs() -> Vec<PathBuf> {
             .iter()
             .cloned(),
     );
-    dirs.retain(|d| match pack_distrust(d) {
+    dirs.retain(|d| match dir_distrust(d, distrust_pack) {
         None => true,
         Some(why) => {
             static WARNED: std::sync::Mutex<Vec<PathBuf>> = std::sync::Mutex::new(Vec::new());
@@ -307,23 +318,10 @@ fn trusted_packs() -> Vec<PathBuf> {
     dirs
 }
 
-/// Why the pack directory `d` cannot be trusted, if it cannot.
-fn pack_distrust(d: &Path) -> Option<String> {
-    match std::fs::symlink_metadata(d) {
-        Err(e) => Some(format!("it cannot be read ({e})")),
-        Ok(m) if !m.is_dir() => Some("it is not a directory (a link is not followed)".into()),
-        Ok(m) => distrust_pack(&m),
-    }
-}
-
 /// Makes `dir` (and its parents) for a kernel pack, with mode 0755 where it is new: others
 /// may read a pack, no one else may write it.
 pub(crate) fn create_pack_dir(dir: &Path) -> std::io::Result<()> {
-    let mut b = std::fs::DirBuilder::new();
-    b.recursive(true);
-    #[cfg(unix)]
-    std::os::unix::fs::DirBuilderExt::mode(&mut b, 0o755);
-    b.create(dir)
+    create_dir(dir, 0o755)
 }
 
 fn store_in(dir: &Path, key: &Key<'_>, image: &[u8]) -> std::io::Result<()> {
@@ -503,8 +501,8 @@ mod tests {
         assert_eq!(load_pack(&pack, &Key { source: "x", ..k }), None);
         // Found through the search once added, after a cache that lacks it.
         let cache = fresh_dir("pack-cache");
-        assert_eq!(pack_distrust(&pack), None);
-        assert!(pack_distrust(&pack.join("missing")).is_some());
+        assert_eq!(dir_distrust(&pack, distrust_pack), None);
+        assert!(dir_distrust(&pack.join("missing"), distrust_pack).is_some());
         assert_eq!(load_in(Some(&cache), &k), None);
         add_pack(pack.clone());
         assert_eq!(
@@ -516,7 +514,7 @@ mod tests {
         assert_eq!(load_in(Some(&cache), &k).as_deref(), Some(&b"cached"[..]));
         // A pack its group may write is skipped.
         std::fs::set_permissions(&pack, std::fs::Permissions::from_mode(0o775)).unwrap();
-        assert!(pack_distrust(&pack)
+        assert!(dir_distrust(&pack, distrust_pack)
             .unwrap()
             .contains("lets its group or others write it"));
         assert_eq!(load_in(None, &k), None);

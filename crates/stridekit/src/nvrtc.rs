@@ -69,12 +69,23 @@ fn load_ptx(ctx: &Arc<CudaContext>, image: Vec<u8>) -> Option<Arc<CudaModule>> {
     ctx.load_module(Ptx::from_src(text)).ok()
 }
 
+/// The disk cache's key of `source`'s CUBIN for the real architecture `real`. A CUBIN is
+/// the GPU's own code, the same whichever driver loads it, so its key leaves the driver's
+/// version out: a cache stays good across driver updates and can be copied to other
+/// machines with the same GPU (a container image, say); a CUBIN a driver refuses is
+/// compiled again and PTX taken. Kernel packs are written under this key.
+fn cubin_key<'a>(name: &'a str, source: &'a str, real: &'a str) -> crate::kernel_cache::Key<'a> {
+    crate::kernel_cache::Key {
+        name,
+        source,
+        arch: real,
+        driver: 0,
+    }
+}
+
 /// The disk cache's keys of `source` for the architectures `archs` (real, virtual) under
-/// a driver of version `driver`. A CUBIN is the GPU's own code, the same whichever driver
-/// loads it, so its key leaves the driver's version out: a cache stays good across driver
-/// updates and can be copied to other machines with the same GPU (a container image, say);
-/// a CUBIN a driver refuses is compiled again and PTX taken. PTX is compiled by the
-/// driver's JIT, so its key keeps the version (and needs it).
+/// a driver of version `driver`: the CUBIN's ([`cubin_key`]) and the PTX's. PTX is
+/// compiled by the driver's JIT, so its key keeps the driver's version (and needs it).
 fn cache_keys<'a>(
     name: &'a str,
     source: &'a str,
@@ -87,16 +98,13 @@ fn cache_keys<'a>(
     let Some((real, virt)) = archs else {
         return (None, None);
     };
-    let key = |arch, driver| crate::kernel_cache::Key {
+    let ptx_key = driver.map(|(maj, min)| crate::kernel_cache::Key {
         name,
         source,
-        arch,
-        driver,
-    };
-    (
-        Some(key(real, 0)),
-        driver.map(|(maj, min)| key(virt, maj * 1000 + min * 10)),
-    )
+        arch: virt,
+        driver: maj * 1000 + min * 10,
+    });
+    (Some(cubin_key(name, source, real)), ptx_key)
 }
 
 /// Compiles and loads `source`, or loads it from the disk cache. For a device whose
@@ -167,32 +175,28 @@ fn compile_uncached(
     Ok(module)
 }
 
-/// Compiles `source` (the module `name`) with NVRTC to a CUBIN for GPUs of compute
-/// capability `cc` and stores it in the kernel pack `dir` under the key [`compile`] looks
-/// for on such a GPU; returns the CUBIN's size. Needs NVRTC, not a GPU. Errors are NVRTC's
-/// log, or why the architecture or the image was refused, as text for the caller's report.
-/// The caller has found NVRTC ([`crate::driver::nvrtc_lib::locate`]).
+/// Compiles `source` (the module `name`) with NVRTC to a CUBIN for the real architecture
+/// `real` (`sm_90`: [`arch`]'s first) and stores it in the kernel pack `dir` under the key
+/// [`compile`] looks for on such a GPU; returns the CUBIN's size. Needs NVRTC, not a GPU;
+/// the caller has found it ([`crate::driver::nvrtc_lib::locate`]). Errors are NVRTC's
+/// log, or why the image or the file was refused, as text for the caller's report.
 pub(crate) fn precompile_cubin(
     dir: &std::path::Path,
-    cc: (i32, i32),
+    real: &str,
     name: &str,
     source: &str,
 ) -> std::result::Result<usize, String> {
-    let archs = arch(cc).ok_or_else(|| format!("compute capability {cc:?} is not in the table"))?;
-    let (Some(key), _) = cache_keys(name, source, Some(archs), None) else {
-        return Err(format!("no CUBIN key for {cc:?}"));
-    };
-    let cubin = crate::driver::nvrtc_cubin::compile_cubin(source, &format!("{name}.cu"), archs.0)?;
+    let cubin = crate::driver::nvrtc_cubin::compile_cubin(source, &format!("{name}.cu"), real)?;
     if !crate::cubin_image::fits(&cubin) {
         return Err(format!("{name}: NVRTC's CUBIN is not a whole ELF image"));
     }
-    crate::kernel_cache::store_in_pack(dir, &key, &cubin)
+    crate::kernel_cache::store_in_pack(dir, &cubin_key(name, source, real), &cubin)
         .map_err(|e| format!("{name}: writing into {}: {e}", dir.display()))?;
     Ok(cubin.len())
 }
 
 /// The CUBIN the pack `dir` holds for `source` on a GPU of compute capability `cc`, as
-/// [`compile`] would look it up (under any driver).
+/// [`compile`] would look it up.
 #[cfg(test)]
 pub(crate) fn packed_cubin(
     dir: &std::path::Path,
@@ -200,8 +204,8 @@ pub(crate) fn packed_cubin(
     name: &str,
     source: &str,
 ) -> Option<Vec<u8>> {
-    let (key, _) = cache_keys(name, source, arch(cc), Some((13, 0)));
-    crate::kernel_cache::load_pack(dir, &key?)
+    let (real, _) = arch(cc)?;
+    crate::kernel_cache::load_pack(dir, &cubin_key(name, source, real))
 }
 
 impl Device {

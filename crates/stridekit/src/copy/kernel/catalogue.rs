@@ -136,7 +136,6 @@ fn variants() -> Vec<(usize, Variant)> {
             out.push((isz, Variant::RowReverse { ndim }));
         }
     }
-    out.dedup();
     out
 }
 
