@@ -365,6 +365,21 @@ sk_status sk_precompile_kernels(const char *path,
 sk_status sk_add_kernel_pack(const char *path);
 
 /**
+ * Whether a copy whose kernels are not compiled yet runs at once on the fallback kernel
+ * shipped in the library while they compile on background threads (`enabled` nonzero,
+ * the default) or waits for them (zero). Overrides `STRIDEKIT_BACKGROUND_COMPILE` for the
+ * rest of the process. Threads: safe.
+ */
+void sk_set_background_compile(bool enabled);
+
+/**
+ * Waits until every kernel being compiled on a background thread is done, so that the
+ * copies after it run on their own kernels (benchmarks call it after warming up).
+ * Threads: safe; returns at once when none is under way.
+ */
+void sk_wait_for_kernels(void);
+
+/**
  * The message of the calling thread's last failed call (empty if none failed). The
  * pointer stays valid until the next failing call on this thread. Safe to call at
  * thread and process teardown (then it may answer an empty string).

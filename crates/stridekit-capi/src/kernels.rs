@@ -82,6 +82,23 @@ pub unsafe extern "C" fn sk_add_kernel_pack(path: *const c_char) -> sk_status {
     })
 }
 
+/// Whether a copy whose kernels are not compiled yet runs at once on the fallback kernel
+/// shipped in the library while they compile on background threads (`enabled` nonzero,
+/// the default) or waits for them (zero). Overrides `STRIDEKIT_BACKGROUND_COMPILE` for the
+/// rest of the process. Threads: safe.
+#[no_mangle]
+pub extern "C" fn sk_set_background_compile(enabled: bool) {
+    stridekit::set_background_compile(enabled);
+}
+
+/// Waits until every kernel being compiled on a background thread is done, so that the
+/// copies after it run on their own kernels (benchmarks call it after warming up).
+/// Threads: safe; returns at once when none is under way.
+#[no_mangle]
+pub extern "C" fn sk_wait_for_kernels() {
+    stridekit::wait_for_kernels();
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -108,5 +125,13 @@ mod tests {
             assert_eq!(n, 7);
             assert!(crate::status::last_message().contains("6.1"));
         }
+    }
+
+    #[test]
+    fn background_compiles_can_be_waited_for_and_turned_off() {
+        sk_wait_for_kernels();
+        sk_set_background_compile(false);
+        sk_set_background_compile(true);
+        sk_wait_for_kernels();
     }
 }

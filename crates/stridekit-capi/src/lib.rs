@@ -24,7 +24,9 @@ mod vtable;
 
 pub use acquire::{sk_view_from_dlpack, sk_view_from_ptr, sk_view_of};
 pub use copy::{sk_view_copy, sk_view_copy_bits};
-pub use kernels::{sk_add_kernel_pack, sk_precompile_kernels};
+pub use kernels::{
+    sk_add_kernel_pack, sk_precompile_kernels, sk_set_background_compile, sk_wait_for_kernels,
+};
 pub use status::{
     sk_last_error, sk_status, sk_status_str, sk_version, SK_ERR_DRIVER, SK_ERR_INTERNAL,
     SK_ERR_INVALID, SK_ERR_NO_DEVICE, SK_ERR_NO_DRIVER, SK_ERR_NULL_POINTER, SK_ERR_READ_ONLY,

@@ -9,7 +9,7 @@ mod support;
 const LAYERS: &[&str] = &[
     "status",  // status codes, the last error, the panic guard
     "types",   // the C structs and constants: sk_view, sk_vtable, sk_tma_options
-    "kernels", // kernel packs: sk_precompile_kernels, sk_add_kernel_pack
+    "kernels", // kernel packs and background compiles: sk_precompile_kernels, sk_add_kernel_pack, sk_wait_for_kernels
     "handle",  // the registry behind sk_view's owner
     "route",   // another library copy's table: checked, and calls forwarded to it
     "view",    // entry points on a live view: read, export, release

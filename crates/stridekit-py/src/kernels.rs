@@ -1,5 +1,6 @@
 //! Kernel packs: the copy engine's kernels compiled ahead of time (the core crate's
-//! `precompile_kernels` and `add_kernel_pack`).
+//! `precompile_kernels` and `add_kernel_pack`); the kernels compiled in the background
+//! (`set_background_compile`, `wait_for_kernels`).
 
 use crate::errors::IntoPy;
 use pyo3::prelude::*;
@@ -37,4 +38,23 @@ pub(crate) fn precompile_kernels(
 #[pyfunction]
 pub(crate) fn add_kernel_pack(path: PathBuf) {
     stridekit::add_kernel_pack(path);
+}
+
+/// Whether a copy whose kernels are not compiled yet runs at once on the fallback kernel
+/// while they compile on background threads (True, the default) or waits for them.
+#[pyfunction]
+pub(crate) fn set_background_compile(enabled: bool) {
+    stridekit::set_background_compile(enabled);
+}
+
+/// Waits (without the GIL) until every kernel being compiled in the background is done.
+#[pyfunction]
+pub(crate) fn wait_for_kernels(py: Python<'_>) {
+    py.detach(stridekit::wait_for_kernels);
+}
+
+/// How many kernels this process has handed to background threads.
+#[pyfunction]
+pub(crate) fn kernels_compiled_in_background() -> u64 {
+    stridekit::kernels_compiled_in_background()
 }

@@ -38,6 +38,12 @@ fn _stridekit(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(nvrtc::_add_nvrtc_search_dirs, m)?)?;
     m.add_function(wrap_pyfunction!(kernels::precompile_kernels, m)?)?;
     m.add_function(wrap_pyfunction!(kernels::add_kernel_pack, m)?)?;
+    m.add_function(wrap_pyfunction!(kernels::set_background_compile, m)?)?;
+    m.add_function(wrap_pyfunction!(kernels::wait_for_kernels, m)?)?;
+    m.add_function(wrap_pyfunction!(
+        kernels::kernels_compiled_in_background,
+        m
+    )?)?;
     m.add_class::<dist::PyComm>()?;
     m.add_function(wrap_pyfunction!(dist::nccl_unique_id, m)?)?;
     m.add_function(wrap_pyfunction!(dist::nccl_version, m)?)?;

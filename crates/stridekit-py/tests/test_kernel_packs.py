@@ -29,7 +29,11 @@ for dtype, shape in ((np.uint8, (300, 500)), (np.float32, (257, 129))):
     out = np.frombuffer(b"\xa5" * host.nbytes, dtype=dtype).reshape(shape[::-1]).copy()
     StridedMemoryView(out, -1).copy_from(dst)
     assert out.tobytes() == np.ascontiguousarray(host.T).tobytes(), "wrong bytes"
-print("compiled and cached:", len(os.listdir(os.environ["STRIDEKIT_KERNEL_CACHE"])))
+if os.environ["STRIDEKIT_BACKGROUND_COMPILE"] == "1":
+    # Exits at once, while the kernels still compile: the exit waits for them.
+    print("in the background:", stridekit.kernels_compiled_in_background())
+else:
+    print("compiled and cached:", len(os.listdir(os.environ["STRIDEKIT_KERNEL_CACHE"])))
 """
 
 
@@ -45,14 +49,16 @@ def test_a_pack_inside_the_package_is_added_when_present(tmp_path: Any) -> None:
     assert stridekit._add_package_pack(str(tmp_path)) == str(tmp_path / "kernels")
 
 
-def _first_copies(tmp_path: Any, tag: str, pack: str) -> str:
-    """Runs CHILD in a fresh process with an empty kernel cache; its last line."""
+def _first_copies(tmp_path: Any, tag: str, pack: str, background: bool = False) -> str:
+    """Runs CHILD in a fresh process with an empty kernel cache, its first copies waiting
+    for their kernels or (``background``) not; its last line."""
     cache = tmp_path / f"cache-{tag}"
     cache.mkdir(mode=0o700)
     script = tmp_path / "child.py"
     script.write_text(CHILD)
     env = {k: v for k, v in os.environ.items() if k != "STRIDEKIT_KERNEL_PACKS"}
     env["STRIDEKIT_KERNEL_CACHE"] = str(cache)
+    env["STRIDEKIT_BACKGROUND_COMPILE"] = "1" if background else "0"
     r = subprocess.run([sys.executable, str(script), pack], capture_output=True, text=True, env=env)
     assert r.returncode == 0, r.stdout + r.stderr
     return r.stdout.strip().splitlines()[-1]
@@ -67,3 +73,24 @@ def test_first_copies_load_their_kernels_from_a_pack(tmp_path: Any) -> None:
     assert _first_copies(tmp_path, "none", "-") != "compiled and cached: 0"
     # ... with it, they load them: nothing compiled, nothing cached, the same bytes.
     assert _first_copies(tmp_path, "pack", str(pack)) == "compiled and cached: 0"
+
+
+def test_background_compiles_can_be_turned_off_and_waited_for() -> None:
+    stridekit.wait_for_kernels()
+    n = stridekit.kernels_compiled_in_background()
+    stridekit.set_background_compile(False)
+    stridekit.set_background_compile(True)
+    stridekit.wait_for_kernels()
+    assert stridekit.kernels_compiled_in_background() >= n
+
+
+@pytest.mark.skipif(not stridekit.cuda_available, reason="needs a CUDA device")
+def test_first_copies_run_while_their_kernels_compile(tmp_path: Any) -> None:
+    # An empty cache, no pack: the first copies run on the fallback kernel (the same
+    # bytes, checked in the child), their kernels go to background threads, and the
+    # process exits cleanly while they compile.
+    line = _first_copies(tmp_path, "background", "-", background=True)
+    assert line.startswith("in the background: "), line
+    assert int(line.split(": ")[1]) >= 2, line
+    # The exit waited for them: the cache holds what they compiled.
+    assert len(os.listdir(tmp_path / "cache-background")) >= 2

@@ -9,6 +9,9 @@
 //! `~/.nv/ComputeCache`): for its first copies, run with `CUDA_CACHE_PATH` set to an
 //! empty directory too. With a kernel pack (`precompile DIR`, then
 //! `STRIDEKIT_KERNEL_PACKS=DIR`), a new machine's first copies load their kernels from it.
+//! Without one, first copies run on the fallback kernel while their own compile on
+//! background threads (then timed again on their own), unless
+//! `STRIDEKIT_BACKGROUND_COMPILE=0` makes them wait for their kernels.
 
 use std::time::Instant;
 use stridekit::cudarc::driver::PushKernelArg;
@@ -99,6 +102,28 @@ fn main() -> R<()> {
         sync(&stream)?;
         println!("{name}: {:.2} ms", ms(t));
     }
+    // With background compiles (the default), the copies above ran on the fallback kernel
+    // while their own kernels compiled: how long those took, and the copies on them.
+    let background = stridekit::kernels_compiled_in_background();
+    if background > 0 {
+        let t = Instant::now();
+        stridekit::wait_for_kernels();
+        println!(
+            "kernels compiled in the background: {background}, done {:.1} ms after the last first copy",
+            ms(t)
+        );
+        for (name, sl, dl) in &cases {
+            let t = Instant::now();
+            {
+                let src = StridedMemoryView::from_buffer(&a, sl.clone(), None)?;
+                let mut dst = StridedMemoryViewMut::from_buffer_mut(&mut b, dl.clone(), None)?;
+                dst.copy_from(&src, Some(&stream))?;
+            }
+            sync(&stream)?;
+            let name = name.split_once(": ").map_or(*name, |(_, n)| n);
+            println!("  then on its own kernels, {name}: {:.2} ms", ms(t));
+        }
+    }
     // Host time of small copies (non-blocking device-to-device), after warm-up.
     let small: Vec<(&str, StridedLayout, StridedLayout)> = vec![
         (
@@ -121,6 +146,11 @@ fn main() -> R<()> {
     // speed never throttles submission), synchronized between batches.
     let host_us = |f: &mut dyn FnMut() -> R<()>| -> R<f64> {
         for _ in 0..200 {
+            f()?;
+        }
+        // Timed on the copies' own kernels, not the fallback.
+        stridekit::wait_for_kernels();
+        for _ in 0..10 {
             f()?;
         }
         sync(&stream)?;
@@ -254,6 +284,8 @@ fn main() -> R<()> {
         }
         let src = StridedMemoryView::from_buffer(&sbuf, c.src.clone(), None)?;
         let mut dst = StridedMemoryViewMut::from_buffer_mut(&mut dbuf, c.dst.clone(), None)?;
+        dst.copy_from(&src, Some(&stream))?;
+        stridekit::wait_for_kernels();
         let mut batches = vec![];
         for _ in 0..12 {
             let t = Instant::now();

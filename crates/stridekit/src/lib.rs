@@ -19,6 +19,7 @@
 //! ```
 #![warn(missing_docs)]
 
+mod background_compile;
 mod copy;
 mod cubin_image;
 mod device;
@@ -41,6 +42,9 @@ pub mod tma;
 mod typestr;
 pub mod view;
 
+pub use background_compile::{
+    kernels_compiled_in_background, set_background_compile, wait_for_kernels,
+};
 pub use copy::{
     release_copy_temporaries, CopyOptions, MANAGED_PREFETCH_MIN_BYTES, TEMPORARIES_KEPT_BYTES,
 };

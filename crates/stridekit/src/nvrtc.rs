@@ -54,7 +54,7 @@ pub(crate) fn compile(
 /// Loads a CUBIN (from the disk cache, whose hashes were checked, or fresh from NVRTC):
 /// only an ELF image whose every table and section lies inside it
 /// ([`crate::cubin_image::fits`]), as the driver reads it by its address alone.
-fn load_cubin(ctx: &Arc<CudaContext>, image: Vec<u8>) -> Option<Arc<CudaModule>> {
+pub(crate) fn load_cubin(ctx: &Arc<CudaContext>, image: Vec<u8>) -> Option<Arc<CudaModule>> {
     if !crate::cubin_image::fits(&image) {
         return None;
     }
@@ -142,6 +142,11 @@ fn compile_uncached(
             reason: format!("kernels are compiled at run time, but {where_}"),
         });
     }
+    if let Some((real, _)) = archs {
+        if let Some(m) = from_background(op, ctx, name, source, real)? {
+            return Ok(m);
+        }
+    }
     let file = format!("{name}.cu");
     if let Some((real, _)) = archs {
         // A failed CUBIN (an NVRTC that does not know the architecture, a driver older
@@ -173,6 +178,46 @@ fn compile_uncached(
         crate::kernel_cache::store(k, text.as_bytes());
     }
     Ok(module)
+}
+
+/// The kernel of `source` through the background compiles ([`crate::background_compile`]):
+/// its CUBIN once a background thread has compiled it; for an armed copy, handed to a
+/// thread (or left to the one that has it) and refused with the copy marked deferred;
+/// for any other caller, waited for where a thread has it. `Ok(None)`: not there, not
+/// deferred (compile it here); also where the finished CUBIN does not load.
+fn from_background(
+    op: &'static str,
+    ctx: &Arc<CudaContext>,
+    name: &str,
+    source: &str,
+    real: &'static str,
+) -> Result<Option<Arc<CudaModule>>> {
+    use crate::background_compile::{self as bg, Standing};
+    let deferred = || {
+        bg::defer();
+        Err(Error::Unsupported {
+            op,
+            reason: format!("{name} is being compiled on a background thread"),
+        })
+    };
+    let image = match bg::standing(real, source) {
+        Standing::Done(image) => Some(image),
+        Standing::Running if bg::armed() => return deferred(),
+        Standing::Running => bg::wait(real, source),
+        Standing::Absent if bg::armed() => {
+            // The thread writes the disk cache entry this function reads.
+            let (n, s) = (name.to_owned(), source.to_owned());
+            let store = move |cubin: &[u8]| {
+                crate::kernel_cache::store(&cubin_key(&n, &s, real), cubin);
+            };
+            if bg::start(real, name, source, store) {
+                return deferred();
+            }
+            None
+        }
+        Standing::Absent | Standing::Failed => None,
+    };
+    Ok(image.and_then(|i| load_cubin(ctx, i)))
 }
 
 /// Compiles `source` (the module `name`) with NVRTC to a CUBIN for the real architecture

@@ -7,27 +7,28 @@ mod support;
 
 /// Lowest first: each module may use the ones before it.
 const LAYERS: &[&str] = &[
-    "error",        // the error type
-    "driver",       // the only caller of cudarc::driver::sys
-    "runtime",      // per-device state: context, library stream, kernels, peers, staging
-    "device",       // the public device handle
-    "kernel_cache", // compiled kernels on disk
-    "cubin_image",  // CUBINs checked before the driver reads them
-    "nvrtc",        // run-time compilation
-    "dtype",        // element types
-    "typestr",      // array-interface type strings
-    "pointer",      // what the driver knows of an address
-    "stream",       // the one stream rule
-    "peer",         // peer access
-    "memory",       // buffers, resources, regions, pending work
-    "copy",         // the copy engine, over operands
-    "kernel_pack",  // the copy engine's kernels compiled ahead of time
-    "dlpack",       // DLPack structs, checked
-    "view",         // views and their entry points
-    "tma",          // tensor maps of views
-    "managed",      // managed memory
-    "graph",        // copies captured into CUDA graphs
-    "dist",         // views between ranks: NCCL and in-process transports
+    "error",              // the error type
+    "driver",             // the only caller of cudarc::driver::sys
+    "runtime",            // per-device state: context, library stream, kernels, peers, staging
+    "device",             // the public device handle
+    "kernel_cache",       // compiled kernels on disk
+    "cubin_image",        // CUBINs checked before the driver reads them
+    "background_compile", // kernels compiled on threads of their own
+    "nvrtc",              // run-time compilation
+    "dtype",              // element types
+    "typestr",            // array-interface type strings
+    "pointer",            // what the driver knows of an address
+    "stream",             // the one stream rule
+    "peer",               // peer access
+    "memory",             // buffers, resources, regions, pending work
+    "copy",               // the copy engine, over operands
+    "kernel_pack",        // the copy engine's kernels compiled ahead of time
+    "dlpack",             // DLPack structs, checked
+    "view",               // views and their entry points
+    "tma",                // tensor maps of views
+    "managed",            // managed memory
+    "graph",              // copies captured into CUDA graphs
+    "dist",               // views between ranks: NCCL and in-process transports
     "lib",
 ];
 

@@ -29,8 +29,11 @@ from ._stridekit import (
     cuda_available,
     discard,
     discard_prefetch,
+    kernels_compiled_in_background,
     precompile_kernels,
     prefetch,
+    set_background_compile,
+    wait_for_kernels,
 )
 from ._tensor_map import (
     TensorMapDataType,
@@ -86,9 +89,12 @@ __all__ = [
     "discard_prefetch",
     "discard_prefetch_batch",
     "get_include",
+    "kernels_compiled_in_background",
     "precompile_kernels",
     "prefetch",
     "prefetch_batch",
+    "set_background_compile",
+    "wait_for_kernels",
 ]
 
 

@@ -29,6 +29,15 @@ def precompile_kernels(
 def add_kernel_pack(path: str | os.PathLike[str]) -> None:
     """Adds ``path`` to the kernel packs searched (after the disk cache and
     ``$STRIDEKIT_KERNEL_PACKS``) before NVRTC compiles a kernel."""
+def set_background_compile(enabled: bool) -> None:
+    """Whether a copy whose kernels are not compiled yet runs at once on the fallback
+    kernel shipped in the library while they compile on background threads (True, the
+    default) or waits for them (False). Overrides ``$STRIDEKIT_BACKGROUND_COMPILE``."""
+def wait_for_kernels() -> None:
+    """Waits until every kernel being compiled in the background is done, so that the
+    copies after it run on their own kernels (call it after warming up a benchmark)."""
+def kernels_compiled_in_background() -> int:
+    """How many kernels this process has handed to background threads."""
 
 #: A stream argument: None (the legacy default stream), an int by stridekit's one rule
 #: (-1: no ordering, 1: legacy default, 2: per-thread default, other: a handle), or an

@@ -47,6 +47,16 @@ pub(super) fn compile_ahead(steps: &[CopyStep], stream: &Arc<CudaStream>) {
     });
 }
 
+/// Asks for the kernels of `steps` that this process does not hold yet, on this thread:
+/// for an armed copy ([`crate::background_compile`]) each one missing from the disk
+/// cache and the packs goes to a background thread at once, not only the first the steps
+/// reach.
+pub(super) fn request(steps: &[CopyStep], stream: &Arc<CudaStream>) {
+    for (isz, v) in steps.iter().filter_map(planned_kernel) {
+        let _ = function(stream, isz, v);
+    }
+}
+
 /// The kernel a step launches, where the step alone tells: tiles and elementwise copies
 /// (the steps that schedules of several launches are made of).
 fn planned_kernel(step: &CopyStep) -> Option<(usize, Variant)> {

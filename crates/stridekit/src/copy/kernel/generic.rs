@@ -124,13 +124,13 @@ fn launch_with<const D: usize>(
 
 /// The most items (elements or groups) the kernels index in 32 bits: a chunk's first index
 /// plus the whole grid's step (at most the items rounded up to a chunk) stays below 2^32.
-const NARROW_INDICES_UP_TO: u64 = u32::MAX as u64 / 4;
+pub(super) const NARROW_INDICES_UP_TO: u64 = u32::MAX as u64 / 4;
 
 /// Blocks of 256 threads for `n` items, `per_thread` each: one block per chunk, not a
 /// persistent grid (measured in `bench/kernel_lab/elementwise_lab.cu`: blocks that the
 /// hardware hands out in order keep the stores of scattered bytes together, 1.2-1.8x
 /// faster). Past the largest grid the kernels loop over chunks.
-fn grid_blocks(n: u64, per_thread: usize) -> u32 {
+pub(super) fn grid_blocks(n: u64, per_thread: usize) -> u32 {
     n.div_ceil(256 * per_thread as u64)
         .clamp(1, i32::MAX as u64) as u32
 }

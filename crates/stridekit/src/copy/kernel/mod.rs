@@ -20,6 +20,7 @@
 
 mod ahead;
 pub(crate) mod catalogue;
+mod fallback;
 mod generic;
 mod groups;
 mod ordered;
@@ -542,6 +543,27 @@ pub(crate) fn launch(
         return memcpy(plan, dst, src, stream);
     }
     let (steps, fresh) = schedules::schedule(plan, dst, src);
+    // Armed (where the fallback kernel could stand in), a kernel that is not compiled yet
+    // goes to a background thread and stops the steps; the fallback then copies the
+    // whole plan (rewriting what the steps before wrote: the same bytes).
+    let armed = fallback::fits(plan)
+        .then(crate::background_compile::arm)
+        .flatten();
+    if let Some(armed) = armed {
+        if fresh.0 {
+            ahead::request(&steps, stream);
+        }
+        let done = launch_steps(&steps, dst, src, src_bounds, stream);
+        if !armed.deferred() {
+            return done;
+        }
+        drop(armed);
+        if fallback::launch(plan, dst, src, stream)? {
+            return Ok(());
+        }
+        // No fallback on this GPU: the steps wait for their kernels.
+        return launch_steps(&steps, dst, src, src_bounds, stream);
+    }
     if fresh.0 && steps.len() > 1 {
         ahead::compile_ahead(&steps, stream);
     }

@@ -1,0 +1,346 @@
+//! Kernels compiled on threads of their own while copies go on.
+//!
+//! A copy whose kernel is in neither the process, the disk cache nor a kernel pack waits
+//! for NVRTC: 50-400 ms on a new machine. Instead, while a copy is *armed* ([`arm`]), a
+//! missing kernel is handed to a background thread and the copy runs on the engine's
+//! fallback kernel (a generic elementwise kernel shipped compiled inside the library,
+//! `copy/kernel/fallback.rs`); once the thread is done, the next copy of that class loads
+//! the new kernel (also written to the disk cache) and runs at full speed. On by
+//! default; `STRIDEKIT_BACKGROUND_COMPILE=0` (or [`set_background_compile`]) makes every
+//! copy wait for its own kernels, as benchmarks that time the first copies may want;
+//! [`wait_for_kernels`] waits for the compiles under way.
+
+use std::cell::Cell;
+use std::sync::atomic::{AtomicU64, AtomicU8, Ordering};
+use std::sync::{Condvar, Mutex, MutexGuard};
+
+/// What became of one kernel handed to a background thread.
+enum Outcome {
+    Running,
+    /// NVRTC's CUBIN, whole ([`crate::cubin_image::fits`]).
+    Done(Vec<u8>),
+    Failed,
+}
+
+/// A kernel handed to a background thread: the real architecture and the source.
+struct Job {
+    arch: &'static str,
+    source: String,
+    outcome: Outcome,
+}
+
+static JOBS: Mutex<Vec<Job>> = Mutex::new(Vec::new());
+/// Signalled whenever a job finishes.
+static FINISHED: Condvar = Condvar::new();
+/// Kernels handed to background threads in this process.
+static STARTED: AtomicU64 = AtomicU64::new(0);
+/// 0: not read yet; 1: off; 2: on.
+static SETTING: AtomicU8 = AtomicU8::new(0);
+
+thread_local! {
+    /// Whether this thread's current copy may run without its kernels.
+    static ARMED: Cell<bool> = const { Cell::new(false) };
+    /// Whether a kernel of this thread's current copy went to the background.
+    static DEFERRED: Cell<bool> = const { Cell::new(false) };
+}
+
+fn jobs() -> MutexGuard<'static, Vec<Job>> {
+    // A poisoned list is still a list: a panic elsewhere loses no kernel.
+    JOBS.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Whether copies hand missing kernels to background threads: [`set_background_compile`]'s
+/// last word, else `$STRIDEKIT_BACKGROUND_COMPILE` (`0`, `off`, `false` or `no`: off),
+/// else on.
+pub(crate) fn enabled() -> bool {
+    match SETTING.load(Ordering::Relaxed) {
+        1 => false,
+        2 => true,
+        _ => {
+            let off = std::env::var("STRIDEKIT_BACKGROUND_COMPILE").is_ok_and(|v| {
+                matches!(
+                    v.trim().to_ascii_lowercase().as_str(),
+                    "0" | "off" | "false" | "no"
+                )
+            });
+            // A concurrent `set_background_compile` wins over the environment.
+            let _ = SETTING.compare_exchange(
+                0,
+                if off { 1 } else { 2 },
+                Ordering::Relaxed,
+                Ordering::Relaxed,
+            );
+            SETTING.load(Ordering::Relaxed) == 2
+        }
+    }
+}
+
+/// Whether a copy whose kernels are not compiled yet runs at once on the fallback kernel
+/// while they compile on background threads (`true`, the default) or waits for them
+/// (`false`). Overrides `$STRIDEKIT_BACKGROUND_COMPILE` for the rest of the process.
+///
+/// ```
+/// // A benchmark that times first copies with their own kernels:
+/// stridekit::set_background_compile(false);
+/// # stridekit::set_background_compile(true);
+/// ```
+pub fn set_background_compile(enabled: bool) {
+    SETTING.store(if enabled { 2 } else { 1 }, Ordering::Relaxed);
+}
+
+/// Waits until every kernel handed to a background thread is compiled (or has failed),
+/// so that the copies after it run on their own kernels. Returns at once when none is
+/// under way.
+///
+/// ```
+/// stridekit::wait_for_kernels();
+/// ```
+pub fn wait_for_kernels() {
+    let mut jobs = jobs();
+    while jobs.iter().any(|j| matches!(j.outcome, Outcome::Running)) {
+        jobs = FINISHED.wait(jobs).unwrap_or_else(|e| e.into_inner());
+    }
+}
+
+/// How many kernels this process has handed to background threads (each once).
+///
+/// ```
+/// let before = stridekit::kernels_compiled_in_background();
+/// assert!(stridekit::kernels_compiled_in_background() >= before);
+/// ```
+pub fn kernels_compiled_in_background() -> u64 {
+    STARTED.load(Ordering::Relaxed)
+}
+
+/// This thread's copy armed: kernels it misses go to the background ([`defer`]) instead of
+/// being compiled here. Disarmed when dropped.
+pub(crate) struct Armed(());
+
+/// Arms this thread's copy, if background compiles are [`enabled`] and it is not armed
+/// already.
+pub(crate) fn arm() -> Option<Armed> {
+    if !enabled() || ARMED.with(Cell::get) {
+        return None;
+    }
+    ARMED.with(|a| a.set(true));
+    DEFERRED.with(|d| d.set(false));
+    Some(Armed(()))
+}
+
+impl Armed {
+    /// Whether a kernel of this copy went to the background (the copy stopped at it).
+    pub(crate) fn deferred(&self) -> bool {
+        DEFERRED.with(Cell::get)
+    }
+}
+
+impl Drop for Armed {
+    fn drop(&mut self) {
+        ARMED.with(|a| a.set(false));
+        DEFERRED.with(|d| d.set(false));
+    }
+}
+
+/// Whether this thread's current copy is armed.
+pub(crate) fn armed() -> bool {
+    ARMED.with(Cell::get)
+}
+
+/// Where the kernel of `source` for `arch` stands in the background.
+pub(crate) enum Standing {
+    /// Never handed to a background thread.
+    Absent,
+    Running,
+    /// Compiled: its CUBIN.
+    Done(Vec<u8>),
+    Failed,
+}
+
+/// Where the kernel of `source` for `arch` stands.
+pub(crate) fn standing(arch: &str, source: &str) -> Standing {
+    match jobs()
+        .iter()
+        .find(|j| j.arch == arch && j.source == source)
+        .map(|j| &j.outcome)
+    {
+        None => Standing::Absent,
+        Some(Outcome::Running) => Standing::Running,
+        Some(Outcome::Done(image)) => Standing::Done(image.clone()),
+        Some(Outcome::Failed) => Standing::Failed,
+    }
+}
+
+/// Notes that this thread's armed copy stopped at a kernel now compiling in the
+/// background.
+pub(crate) fn defer() {
+    DEFERRED.with(|d| d.set(true));
+}
+
+/// Hands the kernel of `source` (module `name`) for the real architecture `arch` to a
+/// background thread, unless one has it already: NVRTC compiles its CUBIN, which goes into
+/// the disk cache under `key` and into this process's list. `false` when no thread could
+/// be started (the caller compiles it itself). NVRTC must be loaded.
+pub(crate) fn start(
+    arch: &'static str,
+    name: &str,
+    source: &str,
+    store: impl FnOnce(&[u8]) + Send + 'static,
+) -> bool {
+    {
+        let mut list = jobs();
+        if list.iter().any(|j| j.arch == arch && j.source == source) {
+            return true;
+        }
+        list.push(Job {
+            arch,
+            source: source.to_owned(),
+            outcome: Outcome::Running,
+        });
+    }
+    guard_exit(arch);
+    let (file, owned) = (format!("{name}.cu"), source.to_owned());
+    let spawned = std::thread::Builder::new()
+        .name("stridekit-nvrtc".into())
+        .spawn(move || {
+            let image = crate::driver::nvrtc_cubin::compile_cubin(&owned, &file, arch)
+                .ok()
+                .filter(|c| crate::cubin_image::fits(c));
+            guard_exit_again();
+            if let Some(c) = &image {
+                store(c);
+            }
+            finish(arch, &owned, image.map_or(Outcome::Failed, Outcome::Done));
+        });
+    match spawned {
+        Ok(_) => {
+            STARTED.fetch_add(1, Ordering::Relaxed);
+            true
+        }
+        Err(_) => {
+            jobs().retain(|j| !(j.arch == arch && j.source == source));
+            false
+        }
+    }
+}
+
+/// Makes the process's exit wait for the compiles under way. NVRTC's own exit handlers
+/// tear it down, and a thread still inside it then crashes the process; exit handlers run
+/// in the reverse order of their registration, so ours must come after NVRTC's. NVRTC
+/// registers some of them during its first compile: before the first background compile,
+/// a tiny kernel is compiled here, for `arch`, then the handler is registered; and again
+/// after each of the first background compiles ([`guard_exit_again`]), after whatever
+/// handlers they registered.
+fn guard_exit(arch: &str) {
+    static FIRST: std::sync::Once = std::sync::Once::new();
+    FIRST.call_once(|| {
+        let _ = crate::driver::nvrtc_cubin::compile_cubin(
+            "extern \"C\" __global__ void stridekit_warm_up() {}",
+            "stridekit_warm_up.cu",
+            arch,
+        );
+        register_exit_handler();
+    });
+}
+
+/// Registers the exit handler once more, after a background compile (the first 64).
+fn guard_exit_again() {
+    static AGAIN: AtomicU64 = AtomicU64::new(0);
+    if AGAIN.fetch_add(1, Ordering::Relaxed) < 64 {
+        register_exit_handler();
+    }
+}
+
+/// Registers [`wait_for_kernels`] to run at the process's exit.
+fn register_exit_handler() {
+    #[cfg(unix)]
+    {
+        extern "C" fn at_exit() {
+            wait_for_kernels();
+        }
+        // SAFETY: `at_exit` is an `extern "C"` function without arguments that never
+        // unwinds (`wait_for_kernels` recovers a poisoned lock instead of panicking). If
+        // registration fails the process exits as it would without it.
+        let _ = unsafe { libc::atexit(at_exit) };
+    }
+}
+
+/// Records a background compile's outcome and wakes whoever waits.
+fn finish(arch: &str, source: &str, outcome: Outcome) {
+    if let Some(j) = jobs()
+        .iter_mut()
+        .find(|j| j.arch == arch && j.source == source)
+    {
+        j.outcome = outcome;
+    }
+    FINISHED.notify_all();
+}
+
+/// Waits for the background compile of `source` for `arch` and returns its CUBIN;
+/// `None` when it failed or was never started.
+pub(crate) fn wait(arch: &str, source: &str) -> Option<Vec<u8>> {
+    let mut list = jobs();
+    loop {
+        match list
+            .iter()
+            .find(|j| j.arch == arch && j.source == source)
+            .map(|j| &j.outcome)
+        {
+            Some(Outcome::Running) => {
+                list = FINISHED.wait(list).unwrap_or_else(|e| e.into_inner());
+            }
+            Some(Outcome::Done(image)) => return Some(image.clone()),
+            _ => return None,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// An armed copy is disarmed (and its deferral forgotten) when its guard drops, and a
+    /// copy inside an armed one does not arm again.
+    #[test]
+    fn arming_is_one_copy_at_a_time_on_this_thread() {
+        let before = SETTING.load(Ordering::Relaxed);
+        set_background_compile(true);
+        let a = arm().expect("armed");
+        assert!(armed() && !a.deferred());
+        assert!(arm().is_none(), "no nested arming");
+        defer();
+        assert!(a.deferred());
+        drop(a);
+        assert!(!armed());
+        let b = arm().expect("armed again");
+        assert!(!b.deferred(), "a new copy starts undeferred");
+        drop(b);
+        set_background_compile(false);
+        assert!(arm().is_none(), "off: never armed");
+        SETTING.store(before, Ordering::Relaxed);
+    }
+
+    /// A job that finishes wakes its waiter with its image; a failed one gives `None`;
+    /// `wait_for_kernels` returns once none runs.
+    #[test]
+    fn waiters_get_the_finished_image() {
+        let src = "// waiters_get_the_finished_image";
+        jobs().push(Job {
+            arch: "sm_test",
+            source: src.into(),
+            outcome: Outcome::Running,
+        });
+        assert!(matches!(standing("sm_test", src), Standing::Running));
+        let t = std::thread::spawn(move || {
+            std::thread::sleep(std::time::Duration::from_millis(20));
+            finish("sm_test", src, Outcome::Done(vec![1, 2, 3]));
+        });
+        assert_eq!(wait("sm_test", src), Some(vec![1, 2, 3]));
+        t.join().unwrap();
+        wait_for_kernels();
+        assert!(matches!(standing("sm_test", src), Standing::Done(ref i) if i == &[1, 2, 3]));
+        finish("sm_test", src, Outcome::Failed);
+        assert_eq!(wait("sm_test", src), None);
+        assert!(matches!(standing("sm_test", "other"), Standing::Absent));
+        assert_eq!(wait("sm_test", "other"), None);
+    }
+}

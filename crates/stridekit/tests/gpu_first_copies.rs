@@ -1,0 +1,165 @@
+//! First copies on a machine whose kernel cache is empty: each class runs at once on the
+//! fallback kernel shipped inside the library while its own kernels compile on background
+//! threads, then on its own kernels; byte for byte against the host reference both times
+//! (poisoned destinations, random sources). Its own process: the kernel cache is a new
+//! directory, set before the first copy.
+
+mod common;
+
+use common::{filled, naive_copy, random_bytes, read};
+use std::sync::Arc;
+use stridekit::{
+    s, CudaStream, DeviceMemoryResource, Order, StridedLayout, StridedMemoryView,
+    StridedMemoryViewMut,
+};
+
+fn c(shape: &[i64], isz: usize) -> StridedLayout {
+    StridedLayout::dense(shape, isz, Order::C).unwrap()
+}
+
+fn required(l: &StridedLayout) -> usize {
+    ((l.max_offset() + 1) as usize) * l.itemsize()
+}
+
+/// Copies `sl` into `dl` on the device; `None` when byte-exact, else what went wrong.
+fn run(
+    mr: &DeviceMemoryResource,
+    stream: &Arc<CudaStream>,
+    sl: &StridedLayout,
+    dl: &StridedLayout,
+    seed: u64,
+) -> Option<String> {
+    let data = random_bytes(required(sl), seed);
+    let poison = random_bytes(required(dl), seed ^ 0x5a5a);
+    let sbuf = filled(mr, &data, stream);
+    let mut dbuf = filled(mr, &poison, stream);
+    {
+        let src = StridedMemoryView::from_buffer(&sbuf, sl.clone(), None).unwrap();
+        let mut dst = StridedMemoryViewMut::from_buffer_mut(&mut dbuf, dl.clone(), None).unwrap();
+        if let Err(e) = dst.copy_from(&src, Some(stream)) {
+            return Some(format!("{sl} -> {dl}: {e}"));
+        }
+    }
+    stream.synchronize().unwrap();
+    let got = read(&dbuf, stream);
+    let want = naive_copy(&poison, dl, &data, sl);
+    (got != want).then(|| {
+        let bad = got.iter().zip(&want).filter(|(a, b)| a != b).count();
+        format!("{sl} -> {dl}: {bad} of {} bytes differ", want.len())
+    })
+}
+
+/// One layout of each class a new machine meets first: tiled transposes, word transposes,
+/// multi-axis tiles of every element size, channel layouts, reversed rows, gathered rows,
+/// a schedule of two kernels.
+fn classes() -> Vec<(&'static str, StridedLayout, StridedLayout)> {
+    let t = |shape: &[i64], isz: usize, perm: &[i64]| c(shape, isz).permuted(perm).unwrap();
+    vec![
+        (
+            "f32 transpose",
+            t(&[768, 1024], 4, &[1, 0]),
+            c(&[1024, 768], 4),
+        ),
+        (
+            "u8 transpose",
+            t(&[768, 1024], 1, &[1, 0]),
+            c(&[1024, 768], 1),
+        ),
+        (
+            "u16 [::2] into F order, multi-axis tiles",
+            c(&[64, 64, 64], 2).sliced(s![..;2]).unwrap(),
+            c(&[32, 64, 64], 2).permuted(&[2, 1, 0]).unwrap(),
+        ),
+        (
+            "(31,3,2,13,91,21) u16: two kernels",
+            t(&[31, 3, 2, 13, 91, 21], 2, &[4, 0, 5, 2, 1, 3]),
+            c(&[91, 31, 21, 2, 3, 13], 2),
+        ),
+        (
+            "5-D f64 permutation",
+            t(&[6, 5, 7, 4, 6], 8, &[4, 3, 2, 1, 0]),
+            c(&[6, 4, 7, 5, 6], 8),
+        ),
+        (
+            "16-byte elements, 4-D permutation",
+            t(&[9, 33, 17, 20], 16, &[2, 0, 3, 1]),
+            c(&[17, 9, 20, 33], 16),
+        ),
+        (
+            "RGB interleaved -> planar, u8",
+            t(&[480, 640, 3], 1, &[2, 0, 1]),
+            c(&[3, 480, 640], 1),
+        ),
+        (
+            "reversed rows, u8",
+            c(&[300, 1000], 1).sliced(s![.., ..;-1]).unwrap(),
+            c(&[300, 1000], 1),
+        ),
+        (
+            "f16 [1:, 1:]",
+            c(&[1025, 1027], 2).sliced(s![1.., 1..]).unwrap(),
+            c(&[1024, 1026], 2),
+        ),
+    ]
+}
+
+/// One test, so that nothing else in this process compiles or caches a kernel first.
+#[test]
+#[ignore = "needs a CUDA device"]
+fn first_copies_run_at_once_then_on_their_own_kernels() {
+    let cache = std::env::temp_dir().join(format!("stridekit-first-copies-{}", std::process::id()));
+    // Before anything reads it: this process's kernel cache is new and empty.
+    std::env::set_var("STRIDEKIT_KERNEL_CACHE", &cache);
+    stridekit::set_background_compile(true);
+    let dev = stridekit::Device::open(0).unwrap();
+    let stream = dev.new_stream().unwrap();
+    let mr = DeviceMemoryResource::new(&dev).unwrap();
+    let mut failures = vec![];
+    let mut deferred = 0;
+    for (i, (name, sl, dl)) in classes().iter().enumerate() {
+        let before = stridekit::kernels_compiled_in_background();
+        let t = std::time::Instant::now();
+        if let Some(e) = run(&mr, &stream, sl, dl, i as u64 + 1) {
+            failures.push(format!("{name}, first copy: {e}"));
+        }
+        let first = t.elapsed();
+        if stridekit::kernels_compiled_in_background() > before {
+            deferred += 1;
+        }
+        stridekit::wait_for_kernels();
+        let t = std::time::Instant::now();
+        if let Some(e) = run(&mr, &stream, sl, dl, i as u64 + 101) {
+            failures.push(format!("{name}, on its own kernels: {e}"));
+        }
+        println!(
+            "{name}: first copy {first:.2?}, the next {:.2?} (each with its transfers)",
+            t.elapsed()
+        );
+    }
+    let count = classes().len();
+    // Every class's first copy handed a kernel to the background (so the fallback copied
+    // it): none of them was compiled before in this process, and the cache was empty.
+    assert_eq!(deferred, count, "first copies that went to the background");
+    // The background threads filled the disk cache.
+    let entries = std::fs::read_dir(&cache).map(|d| d.count()).unwrap_or(0);
+    assert!(
+        entries >= count,
+        "{entries} cache entries for {count} classes"
+    );
+
+    // Off: a first copy waits for its own kernel (none is handed to a thread) and copies
+    // the same bytes. A class none of the above copies (RGB -> BGR).
+    stridekit::set_background_compile(false);
+    let before = stridekit::kernels_compiled_in_background();
+    let sl = c(&[480, 640, 3], 1).sliced(s![.., .., ..;-1]).unwrap();
+    let dl = c(&[480, 640, 3], 1);
+    if let Some(e) = run(&mr, &stream, &sl, &dl, 7) {
+        failures.push(format!("background compiles off: {e}"));
+    }
+    stridekit::set_background_compile(true);
+    assert_eq!(stridekit::kernels_compiled_in_background(), before);
+    let after = std::fs::read_dir(&cache).map(|d| d.count()).unwrap_or(0);
+    assert!(after > entries, "the waiting copy compiled its kernel here");
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+    let _ = std::fs::remove_dir_all(&cache);
+}
