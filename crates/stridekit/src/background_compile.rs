@@ -197,7 +197,7 @@ pub(crate) fn start(
             outcome: Outcome::Running,
         });
     }
-    guard_exit(arch);
+    WARMED.call_once(warm_up);
     let (file, owned) = (format!("{name}.cu"), source.to_owned());
     let spawned = std::thread::Builder::new()
         .name("stridekit-nvrtc".into())
@@ -223,23 +223,48 @@ pub(crate) fn start(
     }
 }
 
-/// Makes the process's exit wait for the compiles under way. NVRTC's own exit handlers
-/// tear it down, and a thread still inside it then crashes the process; exit handlers run
-/// in the reverse order of their registration, so ours must come after NVRTC's. NVRTC
-/// registers some of them during its first compile: before the first background compile,
-/// a tiny kernel is compiled here, for `arch`, then the handler is registered; and again
-/// after each of the first background compiles ([`guard_exit_again`]), after whatever
-/// handlers they registered.
-fn guard_exit(arch: &str) {
-    static FIRST: std::sync::Once = std::sync::Once::new();
-    FIRST.call_once(|| {
-        let _ = crate::driver::nvrtc_cubin::compile_cubin(
-            "extern \"C\" __global__ void stridekit_warm_up() {}",
-            "stridekit_warm_up.cu",
-            arch,
-        );
-        register_exit_handler();
-    });
+/// NVRTC loaded and its first compile made (a tiny kernel), then the exit handler
+/// registered: once per process, before the first background compile.
+static WARMED: std::sync::Once = std::sync::Once::new();
+
+/// Runs `make` (the driver's context creation for a device, 100 ms or more) while another
+/// thread warms NVRTC up ([`warm_up`]), the first time in the process with background
+/// compiles on, and returns once both are done: a new machine's first copy then finds
+/// NVRTC ready (its load and first compile take 30-60 ms) and no NVRTC work is left
+/// running when the device is handed out.
+pub(crate) fn beside_warm_up<T>(make: impl FnOnce() -> T) -> T {
+    if WARMED.is_completed() || !enabled() {
+        return make();
+    }
+    std::thread::scope(|s| {
+        let warm = std::thread::Builder::new()
+            .name("stridekit-nvrtc".into())
+            .spawn_scoped(s, || WARMED.call_once(warm_up));
+        let made = make();
+        if let Ok(w) = warm {
+            // A panic inside NVRTC's warm-up only loses the warm-up.
+            let _ = w.join();
+        }
+        made
+    })
+}
+
+/// Loads NVRTC and compiles a tiny kernel, then registers the exit handler that waits for
+/// background compiles. NVRTC's own exit handlers tear it down, and a thread still inside
+/// it then crashes the process; exit handlers run in the reverse order of their
+/// registration, so ours must come after NVRTC's, and NVRTC registers some of them during
+/// its first compile. Background compiles register the handler again after each of the
+/// first ones ([`guard_exit_again`]), after whatever handlers they registered.
+fn warm_up() {
+    if crate::driver::nvrtc_lib::locate().is_err() {
+        return;
+    }
+    let _ = crate::driver::nvrtc_cubin::compile_cubin(
+        "extern \"C\" __global__ void stridekit_warm_up() {}",
+        "stridekit_warm_up.cu",
+        "sm_80",
+    );
+    register_exit_handler();
 }
 
 /// Registers the exit handler once more, after a background compile (the first 64).

@@ -78,7 +78,10 @@ impl Runtime {
         if let Some(rt) = &table[ordinal] {
             return Ok(rt.clone());
         }
-        let ctx = CudaContext::new(ordinal).map_err(driver_err(op, "cuDevicePrimaryCtxRetain"))?;
+        // The first device of the process: NVRTC warms up meanwhile, for the copies that
+        // compile their kernels in the background.
+        let ctx = crate::background_compile::beside_warm_up(|| CudaContext::new(ordinal))
+            .map_err(driver_err(op, "cuDevicePrimaryCtxRetain"))?;
         let rt = Arc::new(Runtime {
             ctx,
             library_stream: Mutex::new(None),

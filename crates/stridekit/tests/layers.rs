@@ -9,11 +9,11 @@ mod support;
 const LAYERS: &[&str] = &[
     "error",              // the error type
     "driver",             // the only caller of cudarc::driver::sys
+    "cubin_image",        // CUBINs checked before the driver reads them
+    "background_compile", // kernels compiled on threads of their own
     "runtime",            // per-device state: context, library stream, kernels, peers, staging
     "device",             // the public device handle
     "kernel_cache",       // compiled kernels on disk
-    "cubin_image",        // CUBINs checked before the driver reads them
-    "background_compile", // kernels compiled on threads of their own
     "nvrtc",              // run-time compilation
     "dtype",              // element types
     "typestr",            // array-interface type strings
