@@ -92,5 +92,6 @@ def test_first_copies_run_while_their_kernels_compile(tmp_path: Any) -> None:
     line = _first_copies(tmp_path, "background", "-", background=True)
     assert line.startswith("in the background: "), line
     assert int(line.split(": ")[1]) >= 2, line
-    # The exit waited for them: the cache holds what they compiled.
-    assert len(os.listdir(tmp_path / "cache-background")) >= 2
+    # The exit waited for those under way (those not started yet are dropped): the cache
+    # holds what they compiled.
+    assert len(os.listdir(tmp_path / "cache-background")) >= 1

@@ -177,9 +177,10 @@ pub(crate) fn defer() {
 }
 
 /// Hands the kernel of `source` (module `name`) for the real architecture `arch` to a
-/// background thread, unless one has it already: NVRTC compiles its CUBIN, which goes into
-/// the disk cache under `key` and into this process's list. `false` when no thread could
-/// be started (the caller compiles it itself). NVRTC must be loaded.
+/// background thread, unless one has it already: NVRTC compiles its CUBIN (at most
+/// [`compile_slots`] at once), which `store` writes to the disk cache and this process's
+/// list keeps. `false` when no thread could be started (the caller compiles it itself).
+/// NVRTC must be loaded.
 pub(crate) fn start(
     arch: &'static str,
     name: &str,
@@ -202,9 +203,12 @@ pub(crate) fn start(
     let spawned = std::thread::Builder::new()
         .name("stridekit-nvrtc".into())
         .spawn(move || {
-            let image = crate::driver::nvrtc_cubin::compile_cubin(&owned, &file, arch)
-                .ok()
-                .filter(|c| crate::cubin_image::fits(c));
+            // At most `compile_slots()` compiles at once; none starts once the process exits.
+            let image = Slot::take().and_then(|_slot| {
+                crate::driver::nvrtc_cubin::compile_cubin(&owned, &file, arch)
+                    .ok()
+                    .filter(|c| crate::cubin_image::fits(c))
+            });
             guard_exit_again();
             if let Some(c) = &image {
                 store(c);
@@ -220,6 +224,49 @@ pub(crate) fn start(
             jobs().retain(|j| !(j.arch == arch && j.source == source));
             false
         }
+    }
+}
+
+/// Background compiles running NVRTC now.
+static BUSY: Mutex<usize> = Mutex::new(0);
+/// Signalled whenever a compile leaves NVRTC.
+static FREED: Condvar = Condvar::new();
+/// Set when the process begins to exit: compiles not yet started are dropped.
+static EXITING: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// How many background compiles run at once: one core fewer than the machine has, at
+/// most 8 (each NVRTC compile holds one core and up to a few hundred MB while it runs).
+fn compile_slots() -> usize {
+    std::thread::available_parallelism()
+        .map_or(1, |n| n.get().saturating_sub(1))
+        .clamp(1, 8)
+}
+
+/// One of the [`compile_slots`], held while a background compile runs NVRTC.
+struct Slot(());
+
+impl Slot {
+    /// Waits for a free slot; `None` once the process is exiting.
+    fn take() -> Option<Slot> {
+        let mut busy = BUSY.lock().unwrap_or_else(|e| e.into_inner());
+        loop {
+            if EXITING.load(Ordering::Relaxed) {
+                return None;
+            }
+            if *busy < compile_slots() {
+                *busy += 1;
+                return Some(Slot(()));
+            }
+            busy = FREED.wait(busy).unwrap_or_else(|e| e.into_inner());
+        }
+    }
+}
+
+impl Drop for Slot {
+    fn drop(&mut self) {
+        let mut busy = BUSY.lock().unwrap_or_else(|e| e.into_inner());
+        *busy = busy.saturating_sub(1);
+        FREED.notify_all();
     }
 }
 
@@ -280,10 +327,14 @@ fn register_exit_handler() {
     #[cfg(unix)]
     {
         extern "C" fn at_exit() {
+            // Compiles waiting for a slot give up; those inside NVRTC are waited for.
+            EXITING.store(true, Ordering::Relaxed);
+            drop(BUSY.lock().unwrap_or_else(|e| e.into_inner()));
+            FREED.notify_all();
             wait_for_kernels();
         }
         // SAFETY: `at_exit` is an `extern "C"` function without arguments that never
-        // unwinds (`wait_for_kernels` recovers a poisoned lock instead of panicking). If
+        // unwinds (the locks it takes recover from poisoning instead of panicking). If
         // registration fails the process exits as it would without it.
         let _ = unsafe { libc::atexit(at_exit) };
     }
