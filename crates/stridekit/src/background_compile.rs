@@ -40,6 +40,9 @@ static SETTING: AtomicU8 = AtomicU8::new(0);
 thread_local! {
     /// Whether this thread's current copy may run without its kernels.
     static ARMED: Cell<bool> = const { Cell::new(false) };
+    /// Whether this thread's copies wait for their kernels whatever the setting (a copy
+    /// captured into a CUDA graph keeps the kernels it launches).
+    static HELD: Cell<bool> = const { Cell::new(false) };
     /// Whether a kernel of this thread's current copy went to the background.
     static DEFERRED: Cell<bool> = const { Cell::new(false) };
 }
@@ -119,7 +122,7 @@ pub(crate) struct Armed(());
 /// Arms this thread's copy, if background compiles are [`enabled`] and it is not armed
 /// already.
 pub(crate) fn arm() -> Option<Armed> {
-    if !enabled() || ARMED.with(Cell::get) {
+    if !enabled() || ARMED.with(Cell::get) || HELD.with(Cell::get) {
         return None;
     }
     ARMED.with(|a| a.set(true));
@@ -138,6 +141,26 @@ impl Drop for Armed {
     fn drop(&mut self) {
         ARMED.with(|a| a.set(false));
         DEFERRED.with(|d| d.set(false));
+    }
+}
+
+/// This thread's copies wait for their own kernels until dropped ([`hold`]).
+pub(crate) struct Held {
+    was: bool,
+}
+
+/// Makes this thread's copies wait for their own kernels, whatever the setting, until the
+/// guard drops: a copy captured into a CUDA graph would keep the fallback kernel in the
+/// graph for good.
+pub(crate) fn hold() -> Held {
+    Held {
+        was: HELD.with(|h| h.replace(true)),
+    }
+}
+
+impl Drop for Held {
+    fn drop(&mut self) {
+        HELD.with(|h| h.set(self.was));
     }
 }
 
@@ -390,6 +413,12 @@ mod tests {
         let b = arm().expect("armed again");
         assert!(!b.deferred(), "a new copy starts undeferred");
         drop(b);
+        {
+            let _held = hold();
+            assert!(arm().is_none(), "held: never armed");
+            let _again = hold();
+        }
+        assert!(arm().is_some(), "no longer held");
         set_background_compile(false);
         assert!(arm().is_none(), "off: never armed");
         SETTING.store(before, Ordering::Relaxed);

@@ -103,6 +103,49 @@ fn classes() -> Vec<(&'static str, StridedLayout, StridedLayout)> {
     ]
 }
 
+/// Copies `sl` onto `dl`, two overlapping views of one buffer of random bytes; `None`
+/// when the buffer then holds what a copy of the source taken first would give.
+fn run_overlapping(
+    mr: &DeviceMemoryResource,
+    stream: &Arc<CudaStream>,
+    sl: &StridedLayout,
+    dl: &StridedLayout,
+    seed: u64,
+) -> Option<String> {
+    let n = required(sl).max(required(dl));
+    let data = random_bytes(n, seed);
+    let b = filled(mr, &data, stream);
+    // SAFETY: both views cover `b`, which outlives them; they overlap on purpose (the copy
+    // is defined as if the source were read first) and nothing else touches it.
+    let src = unsafe { StridedMemoryView::from_foreign(b.ptr(), n, sl.clone(), None, ()) };
+    // SAFETY: as above.
+    let dst = unsafe { StridedMemoryViewMut::from_foreign_mut(b.ptr(), n, dl.clone(), None, ()) };
+    if let Err(e) = dst.unwrap().copy_from(&src.unwrap(), Some(stream)) {
+        return Some(format!("{sl} -> {dl}: {e}"));
+    }
+    stream.synchronize().unwrap();
+    let want = naive_copy(&data, dl, &data, sl);
+    (read(&b, stream) != want).then(|| format!("{sl} -> {dl}: wrong bytes"))
+}
+
+/// Overlapping views of one buffer: rows shifted in independent groups (the group kernel),
+/// and rows a row on (the ordered kernel).
+fn overlapping() -> Vec<(&'static str, StridedLayout, StridedLayout)> {
+    let rows = c(&[250, 400], 4);
+    vec![
+        (
+            "x[:, 1:] = x[:, :-1], f32",
+            rows.sliced(s![.., ..-1]).unwrap(),
+            rows.sliced(s![.., 1..]).unwrap(),
+        ),
+        (
+            "x[1:] = x[:-1], f32",
+            rows.sliced(s![..-1, ..]).unwrap(),
+            rows.sliced(s![1.., ..]).unwrap(),
+        ),
+    ]
+}
+
 /// One test, so that nothing else in this process compiles or caches a kernel first.
 #[test]
 #[ignore = "needs a CUDA device"]
@@ -136,8 +179,21 @@ fn first_copies_run_at_once_then_on_their_own_kernels() {
             t.elapsed()
         );
     }
+    for (i, (name, sl, dl)) in overlapping().iter().enumerate() {
+        let before = stridekit::kernels_compiled_in_background();
+        if let Some(e) = run_overlapping(&mr, &stream, sl, dl, i as u64 + 201) {
+            failures.push(format!("{name}, first copy (through a temporary): {e}"));
+        }
+        if stridekit::kernels_compiled_in_background() > before {
+            deferred += 1;
+        }
+        stridekit::wait_for_kernels();
+        if let Some(e) = run_overlapping(&mr, &stream, sl, dl, i as u64 + 301) {
+            failures.push(format!("{name}, on its own kernel: {e}"));
+        }
+    }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
-    let count = classes().len();
+    let count = classes().len() + overlapping().len();
     // Every class's first copy handed a kernel to the background (so the fallback copied
     // it): none of them was compiled before in this process, and the cache was empty.
     assert_eq!(deferred, count, "first copies that went to the background");
@@ -161,6 +217,36 @@ fn first_copies_run_at_once_then_on_their_own_kernels() {
     assert_eq!(stridekit::kernels_compiled_in_background(), before);
     let after = std::fs::read_dir(&cache).map(|d| d.count()).unwrap_or(0);
     assert!(after > entries, "the waiting copy compiled its kernel here");
+
+    // On, but captured into a graph: the copy waits for its own kernel (a graph keeps the
+    // kernels it holds), and the graph replays it exactly. A class none of the above copies.
+    let sl = c(&[3, 480, 640], 1).permuted(&[1, 2, 0]).unwrap();
+    let dl = c(&[480, 640, 3], 1);
+    let data = random_bytes(required(&sl), 77);
+    let poison = random_bytes(required(&dl), 78);
+    let sbuf = filled(&mr, &data, &stream);
+    let mut dbuf = filled(&mr, &poison, &stream);
+    stream.synchronize().unwrap();
+    let before = stridekit::kernels_compiled_in_background();
+    {
+        let src = StridedMemoryView::from_buffer(&sbuf, sl.clone(), None).unwrap();
+        let mut dst = StridedMemoryViewMut::from_buffer_mut(&mut dbuf, dl.clone(), None).unwrap();
+        let mut g = stridekit::graph::CopyGraph::capture(&stream).unwrap();
+        g.copy(&mut dst, &src).unwrap();
+        let graph = g.finish().unwrap();
+        for _ in 0..3 {
+            graph.launch().unwrap();
+        }
+    }
+    stream.synchronize().unwrap();
+    assert_eq!(
+        stridekit::kernels_compiled_in_background(),
+        before,
+        "captured: no deferral"
+    );
+    if read(&dbuf, &stream) != naive_copy(&poison, &dl, &data, &sl) {
+        failures.push("RGB planar -> interleaved captured into a graph: wrong bytes".into());
+    }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
     let _ = std::fs::remove_dir_all(&cache);
 }

@@ -102,6 +102,8 @@ pub(crate) fn copy(
     if plan.volume == 0 {
         return Ok(());
     }
+    // The graph keeps the kernels launched now: the copy's own, never the fallback.
+    let _held = crate::background_compile::hold();
     if overlapping {
         // In independent groups (one kernel), or not at all: a temporary would outlive
         // the capture.

@@ -219,15 +219,27 @@ fn run(
     if overlaps(dst, src) {
         if ds == Side::Device && ss == Side::Device {
             prefetch::managed_sides(dst, src, stream, opts)?;
-            if kernel::launch_overlapping(plan, dmem, src.region()?, stream)? {
+            // Armed, an overlap kernel not compiled yet goes to a background thread and the
+            // copy takes the temporary path below (its copies armed in turn).
+            let armed = crate::background_compile::arm();
+            let deferred = |e: crate::error::Error| match &armed {
+                Some(a) if a.deferred() => Ok(false),
+                _ => Err(e),
+            };
+            let grouped = kernel::launch_overlapping(plan, dmem, src.region()?, stream);
+            if grouped.or_else(deferred)? {
                 return Ok(());
             }
             let smem = src.region()?;
-            if let Some(o) = kernel::ordered_chunks(plan, &dmem, &smem) {
+            if let (Some(o), false) = (
+                kernel::ordered_chunks(plan, &dmem, &smem),
+                armed.as_ref().is_some_and(|a| a.deferred()),
+            ) {
                 // Flags are a temporary like any other; a caller's allocator may hand back
                 // managed or mapped host memory: then the temporary path below.
                 let mut flags = cx.temp(kernel::ordered_flag_bytes(&o)?)?;
-                if kernel::launch_ordered(plan, &o, dmem, smem, &mut flags, stream)? {
+                let ordered = kernel::launch_ordered(plan, &o, dmem, smem, &mut flags, stream);
+                if ordered.or_else(deferred)? {
                     return Ok(());
                 }
             }
