@@ -92,21 +92,9 @@ fn main() -> R<()> {
         // `cold_start u8`: the process's first copy is the byte transpose.
         cases.swap(0, 1);
     }
-    for (name, sl, dl) in &cases {
-        let t = Instant::now();
-        {
-            let src = StridedMemoryView::from_buffer(&a, sl.clone(), None)?;
-            let mut dst = StridedMemoryViewMut::from_buffer_mut(&mut b, dl.clone(), None)?;
-            dst.copy_from(&src, Some(&stream))?;
-        }
-        sync(&stream)?;
-        println!("{name}: {:.2} ms", ms(t));
-    }
-    // With background compiles (the default), the copies above ran on the fallback kernel
-    // while their own kernels compiled: how long those took, and the copies on them.
-    let background = stridekit::kernels_compiled_in_background();
-    if background > 0 {
-        // Again at once, while the kernels still compile: the fallback kernel's own time.
+    // Each case copied once more, its time printed after `label` (the case's name without
+    // its prefix where `label` is not empty).
+    let mut time_cases = |label: &str| -> R<()> {
         for (name, sl, dl) in &cases {
             let t = Instant::now();
             {
@@ -115,26 +103,29 @@ fn main() -> R<()> {
                 dst.copy_from(&src, Some(&stream))?;
             }
             sync(&stream)?;
-            let name = name.split_once(": ").map_or(*name, |(_, n)| n);
-            println!("  again while they compile, {name}: {:.2} ms", ms(t));
+            match name.split_once(": ") {
+                Some((_, short)) if !label.is_empty() => {
+                    println!("  {label}, {short}: {:.2} ms", ms(t))
+                }
+                _ => println!("{name}: {:.2} ms", ms(t)),
+            }
         }
+        Ok(())
+    };
+    time_cases("")?;
+    // With background compiles (the default), the copies above ran on the fallback kernel
+    // while their own kernels compiled: the fallback's own time (again at once, while they
+    // still compile), how long they took, and the copies on them.
+    let background = stridekit::kernels_compiled_in_background();
+    if background > 0 {
+        time_cases("again while they compile")?;
         let t = Instant::now();
         stridekit::wait_for_kernels();
         println!(
             "kernels compiled in the background: {background}, done {:.1} ms after that",
             ms(t)
         );
-        for (name, sl, dl) in &cases {
-            let t = Instant::now();
-            {
-                let src = StridedMemoryView::from_buffer(&a, sl.clone(), None)?;
-                let mut dst = StridedMemoryViewMut::from_buffer_mut(&mut b, dl.clone(), None)?;
-                dst.copy_from(&src, Some(&stream))?;
-            }
-            sync(&stream)?;
-            let name = name.split_once(": ").map_or(*name, |(_, n)| n);
-            println!("  then on its own kernels, {name}: {:.2} ms", ms(t));
-        }
+        time_cases("then on its own kernels")?;
     }
     // Host time of small copies (non-blocking device-to-device), after warm-up.
     let small: Vec<(&str, StridedLayout, StridedLayout)> = vec![

@@ -4,52 +4,16 @@
 
 mod common;
 
+use common::copy_between;
 use common::random_set::{next_case, Rng, SEED};
-use common::{filled, naive_copy, random_bytes, read};
 use std::sync::Arc;
 use stridekit::{
     s, CopyPlan, CopyStep, CudaStream, Device, DeviceMemoryResource, HostMemoryResource,
-    MemoryResource, Order, StridedLayout, StridedMemoryView, StridedMemoryViewMut,
+    MemoryResource, Order, StridedLayout,
 };
 
 fn c(shape: &[i64], isz: usize) -> StridedLayout {
     StridedLayout::dense(shape, isz, Order::C).unwrap()
-}
-
-fn required(l: &StridedLayout) -> usize {
-    if l.volume() == 0 {
-        return 0;
-    }
-    ((l.max_offset() + 1) as usize) * l.itemsize()
-}
-
-/// Copies `sl` (in memory of `smr`) into `dl` (in memory of `dmr`), byte-exact or why not.
-fn run_between(
-    smr: &dyn MemoryResource,
-    dmr: &dyn MemoryResource,
-    stream: &Arc<CudaStream>,
-    sl: &StridedLayout,
-    dl: &StridedLayout,
-    seed: u64,
-) -> Option<String> {
-    let data = random_bytes(required(sl).max(1), seed);
-    let poison = random_bytes(required(dl).max(1), seed ^ 0x5a5a);
-    let sbuf = filled(smr, &data, stream);
-    let mut dbuf = filled(dmr, &poison, stream);
-    {
-        let src = StridedMemoryView::from_buffer(&sbuf, sl.clone(), None).unwrap();
-        let mut dst = StridedMemoryViewMut::from_buffer_mut(&mut dbuf, dl.clone(), None).unwrap();
-        if let Err(e) = dst.copy_from(&src, Some(stream)) {
-            return Some(format!("{sl} -> {dl}: {e}"));
-        }
-    }
-    stream.synchronize().unwrap();
-    let got = read(&dbuf, stream);
-    let want = naive_copy(&poison, dl, &data, sl);
-    (got != want).then(|| {
-        let bad = got.iter().zip(&want).filter(|(a, b)| a != b).count();
-        format!("{sl} -> {dl}: {bad} of {} bytes differ", want.len())
-    })
 }
 
 /// Copies `sl` into `dl` on the device; `None` when byte-exact, else what went wrong.
@@ -60,7 +24,7 @@ fn run(
     dl: &StridedLayout,
     seed: u64,
 ) -> Option<String> {
-    run_between(mr, mr, stream, sl, dl, seed).map(|e| {
+    copy_between(mr, mr, stream, sl, dl, seed).map(|e| {
         let steps = CopyPlan::new(dl, sl).unwrap().schedule(1 << 20, 1 << 20);
         format!("{e}; steps {steps:?}")
     })
@@ -339,7 +303,7 @@ fn pageable_host_copies_cross_many_staging_chunks() {
         } else {
             (&device, &host)
         };
-        if let Some(e) = run_between(smr, dmr, &stream, sl, dl, 40 + i as u64) {
+        if let Some(e) = copy_between(smr, dmr, &stream, sl, dl, 40 + i as u64) {
             failures.push(format!("{name}: {e}"));
         }
     }

@@ -6,7 +6,7 @@
 
 mod common;
 
-use common::{filled, naive_copy, random_bytes, read};
+use common::{copy_between, filled, naive_copy, random_bytes, read, required};
 use std::sync::Arc;
 use stridekit::{
     s, CudaStream, DeviceMemoryResource, Order, StridedLayout, StridedMemoryView,
@@ -15,38 +15,6 @@ use stridekit::{
 
 fn c(shape: &[i64], isz: usize) -> StridedLayout {
     StridedLayout::dense(shape, isz, Order::C).unwrap()
-}
-
-fn required(l: &StridedLayout) -> usize {
-    ((l.max_offset() + 1) as usize) * l.itemsize()
-}
-
-/// Copies `sl` into `dl` on the device; `None` when byte-exact, else what went wrong.
-fn run(
-    mr: &DeviceMemoryResource,
-    stream: &Arc<CudaStream>,
-    sl: &StridedLayout,
-    dl: &StridedLayout,
-    seed: u64,
-) -> Option<String> {
-    let data = random_bytes(required(sl), seed);
-    let poison = random_bytes(required(dl), seed ^ 0x5a5a);
-    let sbuf = filled(mr, &data, stream);
-    let mut dbuf = filled(mr, &poison, stream);
-    {
-        let src = StridedMemoryView::from_buffer(&sbuf, sl.clone(), None).unwrap();
-        let mut dst = StridedMemoryViewMut::from_buffer_mut(&mut dbuf, dl.clone(), None).unwrap();
-        if let Err(e) = dst.copy_from(&src, Some(stream)) {
-            return Some(format!("{sl} -> {dl}: {e}"));
-        }
-    }
-    stream.synchronize().unwrap();
-    let got = read(&dbuf, stream);
-    let want = naive_copy(&poison, dl, &data, sl);
-    (got != want).then(|| {
-        let bad = got.iter().zip(&want).filter(|(a, b)| a != b).count();
-        format!("{sl} -> {dl}: {bad} of {} bytes differ", want.len())
-    })
 }
 
 /// One layout of each class a new machine meets first: tiled transposes, word transposes,
@@ -162,7 +130,7 @@ fn first_copies_run_at_once_then_on_their_own_kernels() {
     for (i, (name, sl, dl)) in classes().iter().enumerate() {
         let before = stridekit::kernels_compiled_in_background();
         let t = std::time::Instant::now();
-        if let Some(e) = run(&mr, &stream, sl, dl, i as u64 + 1) {
+        if let Some(e) = copy_between(&mr, &mr, &stream, sl, dl, i as u64 + 1) {
             failures.push(format!("{name}, first copy: {e}"));
         }
         let first = t.elapsed();
@@ -171,7 +139,7 @@ fn first_copies_run_at_once_then_on_their_own_kernels() {
         }
         stridekit::wait_for_kernels();
         let t = std::time::Instant::now();
-        if let Some(e) = run(&mr, &stream, sl, dl, i as u64 + 101) {
+        if let Some(e) = copy_between(&mr, &mr, &stream, sl, dl, i as u64 + 101) {
             failures.push(format!("{name}, on its own kernels: {e}"));
         }
         println!(
@@ -210,7 +178,7 @@ fn first_copies_run_at_once_then_on_their_own_kernels() {
     let before = stridekit::kernels_compiled_in_background();
     let sl = c(&[480, 640, 3], 1).sliced(s![.., .., ..;-1]).unwrap();
     let dl = c(&[480, 640, 3], 1);
-    if let Some(e) = run(&mr, &stream, &sl, &dl, 7) {
+    if let Some(e) = copy_between(&mr, &mr, &stream, &sl, &dl, 7) {
         failures.push(format!("background compiles off: {e}"));
     }
     stridekit::set_background_compile(true);

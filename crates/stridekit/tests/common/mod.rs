@@ -104,3 +104,43 @@ pub fn read(b: &stridekit::Buffer, stream: &std::sync::Arc<stridekit::CudaStream
     b.copy_to_host(&mut out, stream).unwrap();
     out
 }
+
+/// Bytes a layout's elements reach from its base (0 for an empty one).
+pub fn required(l: &StridedLayout) -> usize {
+    if l.volume() == 0 {
+        return 0;
+    }
+    ((l.max_offset() + 1) as usize) * l.itemsize()
+}
+
+/// Copies `sl` (in memory of `smr`, random bytes) into `dl` (in memory of `dmr`, poisoned
+/// with other random bytes) on `stream`; `None` when every byte of the destination's
+/// memory is what the host reference gives, else what went wrong.
+pub fn copy_between(
+    smr: &dyn stridekit::MemoryResource,
+    dmr: &dyn stridekit::MemoryResource,
+    stream: &std::sync::Arc<stridekit::CudaStream>,
+    sl: &StridedLayout,
+    dl: &StridedLayout,
+    seed: u64,
+) -> Option<String> {
+    use stridekit::{StridedMemoryView, StridedMemoryViewMut};
+    let data = random_bytes(required(sl).max(1), seed);
+    let poison = random_bytes(required(dl).max(1), seed ^ 0x5a5a);
+    let sbuf = filled(smr, &data, stream);
+    let mut dbuf = filled(dmr, &poison, stream);
+    {
+        let src = StridedMemoryView::from_buffer(&sbuf, sl.clone(), None).unwrap();
+        let mut dst = StridedMemoryViewMut::from_buffer_mut(&mut dbuf, dl.clone(), None).unwrap();
+        if let Err(e) = dst.copy_from(&src, Some(stream)) {
+            return Some(format!("{sl} -> {dl}: {e}"));
+        }
+    }
+    stream.synchronize().unwrap();
+    let got = read(&dbuf, stream);
+    let want = naive_copy(&poison, dl, &data, sl);
+    (got != want).then(|| {
+        let bad = got.iter().zip(&want).filter(|(a, b)| a != b).count();
+        format!("{sl} -> {dl}: {bad} of {} bytes differ", want.len())
+    })
+}
