@@ -47,6 +47,16 @@ thread_local! {
     static DEFERRED: Cell<bool> = const { Cell::new(false) };
 }
 
+/// A thread-local flag; false once the thread's locals are gone (a copy made while the
+/// thread exits is then neither armed nor held).
+fn get(flag: &'static std::thread::LocalKey<Cell<bool>>) -> bool {
+    flag.try_with(Cell::get).unwrap_or(false)
+}
+
+fn set(flag: &'static std::thread::LocalKey<Cell<bool>>, value: bool) {
+    let _ = flag.try_with(|f| f.set(value));
+}
+
 fn jobs() -> MutexGuard<'static, Vec<Job>> {
     // A poisoned list is still a list: a panic elsewhere loses no kernel.
     JOBS.lock().unwrap_or_else(|e| e.into_inner())
@@ -122,25 +132,25 @@ pub(crate) struct Armed(());
 /// Arms this thread's copy, if background compiles are [`enabled`] and it is not armed
 /// already.
 pub(crate) fn arm() -> Option<Armed> {
-    if !enabled() || ARMED.with(Cell::get) || HELD.with(Cell::get) {
+    if !enabled() || get(&ARMED) || get(&HELD) {
         return None;
     }
-    ARMED.with(|a| a.set(true));
-    DEFERRED.with(|d| d.set(false));
+    set(&ARMED, true);
+    set(&DEFERRED, false);
     Some(Armed(()))
 }
 
 impl Armed {
     /// Whether a kernel of this copy went to the background (the copy stopped at it).
     pub(crate) fn deferred(&self) -> bool {
-        DEFERRED.with(Cell::get)
+        get(&DEFERRED)
     }
 }
 
 impl Drop for Armed {
     fn drop(&mut self) {
-        ARMED.with(|a| a.set(false));
-        DEFERRED.with(|d| d.set(false));
+        set(&ARMED, false);
+        set(&DEFERRED, false);
     }
 }
 
@@ -154,19 +164,19 @@ pub(crate) struct Held {
 /// graph for good.
 pub(crate) fn hold() -> Held {
     Held {
-        was: HELD.with(|h| h.replace(true)),
+        was: HELD.try_with(|h| h.replace(true)).unwrap_or(false),
     }
 }
 
 impl Drop for Held {
     fn drop(&mut self) {
-        HELD.with(|h| h.set(self.was));
+        set(&HELD, self.was);
     }
 }
 
 /// Whether this thread's current copy is armed.
 pub(crate) fn armed() -> bool {
-    ARMED.with(Cell::get)
+    get(&ARMED)
 }
 
 /// Where the kernel of `source` for `arch` stands in the background.
@@ -196,7 +206,7 @@ pub(crate) fn standing(arch: &str, source: &str) -> Standing {
 /// Notes that this thread's armed copy stopped at a kernel now compiling in the
 /// background.
 pub(crate) fn defer() {
-    DEFERRED.with(|d| d.set(true));
+    set(&DEFERRED, true);
 }
 
 /// Hands the kernel of `source` (module `name`) for the real architecture `arch` to a
@@ -221,22 +231,29 @@ pub(crate) fn start(
             outcome: Outcome::Running,
         });
     }
-    WARMED.call_once(warm_up);
+    // Forced: a warm-up that panicked (inside NVRTC) must not poison every copy after it.
+    WARMED.call_once_force(|_| warm_up());
     let (file, owned) = (format!("{name}.cu"), source.to_owned());
     let spawned = std::thread::Builder::new()
         .name("stridekit-nvrtc".into())
         .spawn(move || {
+            // Whatever happens below (a panic included), the job ends and its waiters wake.
+            let mut job = Finishing {
+                arch,
+                source: owned,
+                outcome: Outcome::Failed,
+            };
             // At most `compile_slots()` compiles at once; none starts once the process exits.
             let image = Slot::take().and_then(|_slot| {
-                crate::driver::nvrtc_cubin::compile_cubin(&owned, &file, arch)
+                crate::driver::nvrtc_cubin::compile_cubin(&job.source, &file, arch)
                     .ok()
                     .filter(|c| crate::cubin_image::fits(c))
             });
             guard_exit_again();
-            if let Some(c) = &image {
-                store(c);
+            if let Some(c) = image {
+                store(&c);
+                job.outcome = Outcome::Done(c);
             }
-            finish(arch, &owned, image.map_or(Outcome::Failed, Outcome::Done));
         });
     match spawned {
         Ok(_) => {
@@ -309,7 +326,7 @@ pub(crate) fn beside_warm_up<T>(make: impl FnOnce() -> T) -> T {
     std::thread::scope(|s| {
         let warm = std::thread::Builder::new()
             .name("stridekit-nvrtc".into())
-            .spawn_scoped(s, || WARMED.call_once(warm_up));
+            .spawn_scoped(s, || WARMED.call_once_force(|_| warm_up()));
         let made = make();
         if let Ok(w) = warm {
             // A panic inside NVRTC's warm-up only loses the warm-up.
@@ -360,6 +377,20 @@ fn register_exit_handler() {
         // unwinds (the locks it takes recover from poisoning instead of panicking). If
         // registration fails the process exits as it would without it.
         let _ = unsafe { libc::atexit(at_exit) };
+    }
+}
+
+/// A background compile under way: its outcome is recorded when it drops.
+struct Finishing {
+    arch: &'static str,
+    source: String,
+    outcome: Outcome,
+}
+
+impl Drop for Finishing {
+    fn drop(&mut self) {
+        let outcome = std::mem::replace(&mut self.outcome, Outcome::Failed);
+        finish(self.arch, &self.source, outcome);
     }
 }
 
@@ -422,6 +453,29 @@ mod tests {
         set_background_compile(false);
         assert!(arm().is_none(), "off: never armed");
         SETTING.store(before, Ordering::Relaxed);
+    }
+
+    /// A background compile that panics still ends its job (as failed), so that nothing
+    /// waits for it forever, the process's exit included.
+    #[test]
+    fn a_compile_that_panics_ends_its_job() {
+        let src = "// a_compile_that_panics_ends_its_job";
+        jobs().push(Job {
+            arch: "sm_test",
+            source: src.into(),
+            outcome: Outcome::Running,
+        });
+        let r = std::panic::catch_unwind(|| {
+            let _job = Finishing {
+                arch: "sm_test",
+                source: src.into(),
+                outcome: Outcome::Failed,
+            };
+            panic!("inside the compile");
+        });
+        assert!(r.is_err());
+        assert!(matches!(standing("sm_test", src), Standing::Failed));
+        assert_eq!(wait("sm_test", src), None);
     }
 
     /// A job that finishes wakes its waiter with its image; a failed one gives `None`;
