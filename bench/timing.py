@@ -19,10 +19,23 @@ def _queue_flush():
     _flush.amax()
 
 
+def _wait_for_stridekit_kernels():
+    """stridekit's first copies of a class run on its fallback kernel while their own
+    compile in the background: the timed runs use their own (a no-op where stridekit is
+    not loaded or nothing compiles)."""
+    import sys
+
+    sk = sys.modules.get("stridekit")
+    if sk is not None and hasattr(sk, "wait_for_kernels"):
+        sk.wait_for_kernels()
+
+
 def gpu_ms(fn, reps=20, warmup=3, queued=True):
     """Median milliseconds of `fn` on the current stream, after `warmup` untimed runs."""
     for _ in range(warmup):
         fn()
+    _wait_for_stridekit_kernels()
+    fn()
     torch.cuda.synchronize()
     times = []
     for _ in range(reps):
