@@ -3,7 +3,9 @@
 //! Every copy is first planned in the GPU-free layout crate ([`CopyPlan`]). Then:
 //! - a plan that is one run of bytes is one `cuMemcpyAsync` (or a CPU copy host to host);
 //! - host to host runs on the CPU;
-//! - device to device (and managed memory) runs the NVRTC-compiled strided kernel;
+//! - device to device (and managed memory) runs the NVRTC-compiled strided kernels; while
+//!   a class's kernels are still compiling (on background threads), the fallback kernel
+//!   shipped compiled inside the library (`kernel/fallback.rs`, [`crate::set_background_compile`]);
 //! - a pinned host side moves as a contiguous span to or from a device temporary, with
 //!   the kernel doing the strided part on the device; a pinned side too sparse for that is
 //!   packed or unpacked by the CPU through a dense staging buffer;
