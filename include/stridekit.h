@@ -366,8 +366,8 @@ sk_status sk_add_kernel_pack(const char *path);
 
 /**
  * Whether a copy whose kernels are not compiled yet runs at once on the fallback kernel
- * shipped in the library while they compile on background threads (`enabled` nonzero,
- * the default) or waits for them (zero). Overrides `STRIDEKIT_BACKGROUND_COMPILE` for the
+ * shipped in the library while they compile on background threads (`enabled` true,
+ * the default) or waits for them (false). Overrides `STRIDEKIT_BACKGROUND_COMPILE` for the
  * rest of the process. Threads: safe.
  */
 void sk_set_background_compile(bool enabled);

@@ -83,8 +83,8 @@ pub unsafe extern "C" fn sk_add_kernel_pack(path: *const c_char) -> sk_status {
 }
 
 /// Whether a copy whose kernels are not compiled yet runs at once on the fallback kernel
-/// shipped in the library while they compile on background threads (`enabled` nonzero,
-/// the default) or waits for them (zero). Overrides `STRIDEKIT_BACKGROUND_COMPILE` for the
+/// shipped in the library while they compile on background threads (`enabled` true,
+/// the default) or waits for them (false). Overrides `STRIDEKIT_BACKGROUND_COMPILE` for the
 /// rest of the process. Threads: safe.
 #[no_mangle]
 pub extern "C" fn sk_set_background_compile(enabled: bool) {

@@ -57,6 +57,12 @@ fn set(flag: &'static std::thread::LocalKey<Cell<bool>>, value: bool) {
     let _ = flag.try_with(|f| f.set(value));
 }
 
+/// Where the job of `source` for `arch` sits in `list`.
+fn at(list: &[Job], arch: &str, source: &str) -> Option<usize> {
+    list.iter()
+        .position(|j| j.arch == arch && j.source == source)
+}
+
 fn jobs() -> MutexGuard<'static, Vec<Job>> {
     // A poisoned list is still a list: a panic elsewhere loses no kernel.
     JOBS.lock().unwrap_or_else(|e| e.into_inner())
@@ -191,11 +197,8 @@ pub(crate) enum Standing {
 
 /// Where the kernel of `source` for `arch` stands.
 pub(crate) fn standing(arch: &str, source: &str) -> Standing {
-    match jobs()
-        .iter()
-        .find(|j| j.arch == arch && j.source == source)
-        .map(|j| &j.outcome)
-    {
+    let list = jobs();
+    match at(&list, arch, source).map(|i| &list[i].outcome) {
         None => Standing::Absent,
         Some(Outcome::Running) => Standing::Running,
         Some(Outcome::Done(image)) => Standing::Done(image.clone()),
@@ -222,7 +225,7 @@ pub(crate) fn start(
 ) -> bool {
     {
         let mut list = jobs();
-        if list.iter().any(|j| j.arch == arch && j.source == source) {
+        if at(&list, arch, source).is_some() {
             return true;
         }
         list.push(Job {
@@ -261,7 +264,10 @@ pub(crate) fn start(
             true
         }
         Err(_) => {
-            jobs().retain(|j| !(j.arch == arch && j.source == source));
+            let mut list = jobs();
+            if let Some(i) = at(&list, arch, source) {
+                list.remove(i);
+            }
             false
         }
     }
@@ -396,12 +402,11 @@ impl Drop for Finishing {
 
 /// Records a background compile's outcome and wakes whoever waits.
 fn finish(arch: &str, source: &str, outcome: Outcome) {
-    if let Some(j) = jobs()
-        .iter_mut()
-        .find(|j| j.arch == arch && j.source == source)
-    {
-        j.outcome = outcome;
+    let mut list = jobs();
+    if let Some(i) = at(&list, arch, source) {
+        list[i].outcome = outcome;
     }
+    drop(list);
     FINISHED.notify_all();
 }
 
@@ -410,11 +415,7 @@ fn finish(arch: &str, source: &str, outcome: Outcome) {
 pub(crate) fn wait(arch: &str, source: &str) -> Option<Vec<u8>> {
     let mut list = jobs();
     loop {
-        match list
-            .iter()
-            .find(|j| j.arch == arch && j.source == source)
-            .map(|j| &j.outcome)
-        {
+        match at(&list, arch, source).map(|i| &list[i].outcome) {
             Some(Outcome::Running) => {
                 list = FINISHED.wait(list).unwrap_or_else(|e| e.into_inner());
             }
@@ -455,16 +456,21 @@ mod tests {
         SETTING.store(before, Ordering::Relaxed);
     }
 
+    /// A job of `source` for the made-up architecture `sm_test`, running.
+    fn running(source: &str) {
+        jobs().push(Job {
+            arch: "sm_test",
+            source: source.into(),
+            outcome: Outcome::Running,
+        });
+    }
+
     /// A background compile that panics still ends its job (as failed), so that nothing
     /// waits for it forever, the process's exit included.
     #[test]
     fn a_compile_that_panics_ends_its_job() {
         let src = "// a_compile_that_panics_ends_its_job";
-        jobs().push(Job {
-            arch: "sm_test",
-            source: src.into(),
-            outcome: Outcome::Running,
-        });
+        running(src);
         let r = std::panic::catch_unwind(|| {
             let _job = Finishing {
                 arch: "sm_test",
@@ -483,11 +489,7 @@ mod tests {
     #[test]
     fn waiters_get_the_finished_image() {
         let src = "// waiters_get_the_finished_image";
-        jobs().push(Job {
-            arch: "sm_test",
-            source: src.into(),
-            outcome: Outcome::Running,
-        });
+        running(src);
         assert!(matches!(standing("sm_test", src), Standing::Running));
         let t = std::thread::spawn(move || {
             std::thread::sleep(std::time::Duration::from_millis(20));
