@@ -2,6 +2,10 @@
 full run given, and case by case for a pair of runs of the same cases in one call.
 
     python3 bench/plot_random.py OUT.svg --full LABEL=RUN.txt ... --pair LABEL=RUN.txt LABEL=RUN.txt
+    python3 bench/plot_random.py OUT.svg --full LABEL=RUN.txt --by-size RUN.txt
+
+`--by-size` puts every case of one run beside its element size instead of the pair,
+marked by the schedule's first step (multi-axis tiles, elementwise, another kernel).
 
 RUN.txt is the text `random_bench` prints (its "case N: eff ... (sector-exact X" lines).
 """
@@ -21,13 +25,39 @@ def load(path):
     return {c: r.efficiency for c, r in random_runs.load(path).items()}
 
 
+def by_size(ax, runs):
+    """Each case at its element size (jittered), marked by its schedule's first step."""
+    kinds = [("tiled", "multi-axis tiles", "o"), ("elementwise", "elementwise", "s"), ("", "other kernels", "^")]
+    sizes = [1, 2, 4, 8, 16]
+    for prefix, label, marker in kinds:
+        xs, ys = [], []
+        for c, r in sorted(runs.items()):
+            first = r.steps.split("+")[0]
+            taken = [k for k, _, _ in kinds[:-1] if first.startswith(k)]
+            if (taken[0] if taken else "") != prefix:
+                continue
+            xs.append(sizes.index(r.itemsize) + ((c * 37) % 21 - 10) / 30)
+            ys.append(r.efficiency)
+        ax.scatter(xs, ys, s=12, marker=marker, label=label, alpha=0.8)
+    ax.axhline(0.85, color="gray", ls=":", lw=1)
+    ax.axhline(0.65, color="gray", ls=":", lw=1)
+    ax.set_xticks(range(len(sizes)), [f"{s} B" for s in sizes])
+    ax.set_xlabel("element size")
+    ax.set_title("Each case by element size")
+    ax.legend(fontsize=8)
+
+
 def main():
     args = sys.argv[1:]
     out = args.pop(0)
     full, pair, mode = [], [], None
+    sized = None
     for a in args:
-        if a in ("--full", "--pair"):
+        if a in ("--full", "--pair", "--by-size"):
             mode = a
+            continue
+        if mode == "--by-size":
+            sized = random_runs.load(a)
             continue
         label, path = a.split("=", 1)
         (full if mode == "--full" else pair).append((label, load(path)))
@@ -54,6 +84,8 @@ def main():
         ax.set_xlabel("case, sorted by the first run")
         ax.set_title("The same cases, one call")
         ax.legend(fontsize=8)
+    if sized is not None:
+        by_size(axes[1], sized)
     fig.tight_layout()
     fig.savefig(out)
 

@@ -6,6 +6,7 @@
 use crate::dims::Dims;
 use crate::plan::CopyPlan;
 use smallvec::SmallVec;
+use std::cell::Cell;
 
 /// The most axes a tile or its grid may have.
 pub const TILE_MAX_AXES: usize = 8;
@@ -233,14 +234,53 @@ fn extents(p: &CopyPlan, td: i64, ts: i64, q: i64) -> SmallVec<[i64; 8]> {
 /// A tile extent of at least `need` along an axis of `n`, a multiple of `q` unless it is
 /// the whole axis: the whole axis when `need` reaches it, else the smallest such divisor
 /// of `n` up to `2 * need` (no remainder slab, no extra launch), else `need` rounded up to
-/// a multiple of `q`.
+/// a multiple of `q`. The divisor search is the largest part of planning a multi-axis
+/// copy, and a plan's tile candidates ask for the same extents again and again, as do
+/// copies of the same shapes: answers are kept per thread ([`FITS`]).
 fn fit(n: i64, need: i64, q: i64) -> i64 {
+    let key = (n, need, q);
+    let slot = fits_slot(key);
+    // A thread being torn down finds no store: it searches, and keeps nothing.
+    if let Ok(Some(kept)) = FITS.try_with(|f| {
+        let (k, v) = f[slot].get();
+        (k == key).then_some(v)
+    }) {
+        return kept;
+    }
+    let found = fit_searched(n, need, q);
+    let _ = FITS.try_with(|f| f[slot].set((key, found)));
+    found
+}
+
+/// The slot of [`FITS`] that keeps `(n, need, q)`.
+fn fits_slot((n, need, q): (i64, i64, i64)) -> usize {
+    ((n as u64 ^ (need as u64).rotate_left(21) ^ (q as u64).rotate_left(42))
+        .wrapping_mul(0x9e37_79b9_7f4a_7c15)
+        >> (64 - FITS_BITS)) as usize
+}
+
+/// [`fit`], searched.
+fn fit_searched(n: i64, need: i64, q: i64) -> i64 {
     let need = (need + q - 1) / q * q;
     if need >= n {
         return n;
     }
     let hi = (2 * need).min(n);
     smallest_divisor(n, need, hi, q).unwrap_or(need)
+}
+
+/// log2 of the answers of [`fit`] a thread keeps.
+const FITS_BITS: u32 = 8;
+
+/// A question to [`fit`] and its answer.
+type KeptFit = ((i64, i64, i64), i64);
+
+thread_local! {
+    /// `((n, need, q), fit)` by a hash of the key, one answer a slot (a later key that
+    /// hashes alike replaces it). An empty slot's key, `(0, 0, 0)`, is no question `fit` is
+    /// asked: `q` is at least 1.
+    static FITS: [Cell<KeptFit>; 1 << FITS_BITS] =
+        const { [const { Cell::new(((0, 0, 0), 0)) }; 1 << FITS_BITS] };
 }
 
 /// The smallest divisor of `n` in `lo..=hi` that is a multiple of `q` (`lo` a multiple of
@@ -636,7 +676,68 @@ fn squeezed(p: CopyPlan) -> CopyPlan {
 
 #[cfg(test)]
 mod tests {
-    use super::smallest_divisor;
+    use super::{fit, fit_searched, fits_slot, smallest_divisor};
+
+    /// The kept answers are the searched ones, keys that share a slot included (thousands
+    /// of keys over 256 slots, some differing only in `need` or `q`), asked in one order
+    /// and again in another.
+    #[test]
+    fn kept_fits_are_the_searched_ones() {
+        let mut keys = vec![];
+        let mut x = 0x2545_f491_4f6c_dd1du64;
+        for _ in 0..5000 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            let n = 1 + (x % 100_000) as i64;
+            let need = 1 + ((x >> 20) % 3000) as i64;
+            let q = [1i64, 2, 4, 8, 16][((x >> 40) % 5) as usize];
+            keys.push((n, need, q));
+        }
+        // Keys that differ only in `need` or `q` (one axis, many tile candidates).
+        for n in [720_720i64, 4097, 1_000_003] {
+            for need in 1..600 {
+                for q in [1i64, 2, 4, 8, 16] {
+                    keys.push((n, need, q));
+                }
+            }
+        }
+        // Pairs that share a slot, have different answers and differ in one part of the
+        // key only, asked in turn: each answer must come from its own key.
+        let mut by_slot = vec![vec![]; 1 << super::FITS_BITS];
+        for &k in &keys {
+            by_slot[fits_slot(k)].push(k);
+        }
+        let mut pairs = 0;
+        for sharing in &by_slot {
+            for (i, &a) in sharing.iter().enumerate() {
+                for &b in &sharing[i + 1..] {
+                    let same = (a.0 == b.0) as u8 + (a.1 == b.1) as u8 + (a.2 == b.2) as u8;
+                    if same == 2 && fit_searched(a.0, a.1, a.2) != fit_searched(b.0, b.1, b.2) {
+                        pairs += 1;
+                        for k in [a, b, a, b] {
+                            assert_eq!(fit(k.0, k.1, k.2), fit_searched(k.0, k.1, k.2), "{k:?}");
+                        }
+                    }
+                }
+            }
+        }
+        assert!(pairs > 10, "only {pairs} pairs of keys that share a slot");
+        for pass in 0..3 {
+            for (i, &(n, need, q)) in keys.iter().enumerate() {
+                let (n, need, q) = if pass == 1 {
+                    keys[keys.len() - 1 - i]
+                } else {
+                    (n, need, q)
+                };
+                assert_eq!(
+                    fit(n, need, q),
+                    fit_searched(n, need, q),
+                    "n {n} need {need} q {q}"
+                );
+            }
+        }
+    }
 
     /// Either walk (the candidates, or their cofactors) finds what a plain search does.
     #[test]
