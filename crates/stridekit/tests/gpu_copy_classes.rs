@@ -4,17 +4,15 @@
 
 mod common;
 
+use common::{dense_c as c, permuted_c};
+
 use common::copy_between;
 use common::random_set::{next_case, Rng, SEED};
 use std::sync::Arc;
 use stridekit::{
     s, CopyPlan, CopyStep, CudaStream, Device, DeviceMemoryResource, HostMemoryResource,
-    MemoryResource, Order, StridedLayout,
+    MemoryResource, StridedLayout,
 };
-
-fn c(shape: &[i64], isz: usize) -> StridedLayout {
-    StridedLayout::dense(shape, isz, Order::C).unwrap()
-}
 
 /// Copies `sl` into `dl` on the device; `None` when byte-exact, else what went wrong.
 fn run(
@@ -50,7 +48,7 @@ type Named = (&'static str, StridedLayout, StridedLayout, &'static str);
 
 /// Layouts that each stress one path of the schedule.
 fn named_cases() -> Vec<Named> {
-    let t = |shape: &[i64], isz: usize, perm: &[i64]| c(shape, isz).permuted(perm).unwrap();
+    let t = permuted_c;
     vec![
         (
             "u8 transpose, 4-byte words",

@@ -6,6 +6,8 @@
 
 mod common;
 
+use common::{dense_c as c, permuted_c};
+
 use common::{copy_between, filled, naive_copy, random_bytes, read, required};
 use std::sync::Arc;
 use stridekit::{
@@ -13,15 +15,11 @@ use stridekit::{
     StridedMemoryViewMut,
 };
 
-fn c(shape: &[i64], isz: usize) -> StridedLayout {
-    StridedLayout::dense(shape, isz, Order::C).unwrap()
-}
-
 /// One layout of each class a new machine meets first: tiled transposes, word transposes,
 /// multi-axis tiles of every element size, channel layouts, reversed rows, gathered rows,
 /// a schedule of two kernels.
 fn classes() -> Vec<(&'static str, StridedLayout, StridedLayout)> {
-    let t = |shape: &[i64], isz: usize, perm: &[i64]| c(shape, isz).permuted(perm).unwrap();
+    let t = permuted_c;
     vec![
         (
             "f32 transpose",

@@ -4,18 +4,16 @@
 
 mod common;
 
+use common::dense_c as c;
+
 use common::{naive_copy, random_bytes, read};
 use std::sync::Arc;
 use stridekit::cudarc::driver::sys::{CUgraphInstantiate_flags, CUstreamCaptureMode};
 use stridekit::graph::CopyGraph;
 use stridekit::{
-    s, Buffer, CudaStream, Device, DeviceMemoryResource, Error, MemoryResource, Order,
+    s, Buffer, CudaStream, Device, DeviceMemoryResource, Error, MemoryResource,
     PinnedMemoryResource, StridedLayout, StridedMemoryView, StridedMemoryViewMut,
 };
-
-fn c(shape: &[i64], isz: usize) -> StridedLayout {
-    StridedLayout::dense(shape, isz, Order::C).unwrap()
-}
 
 fn upload(b: &mut Buffer, bytes: &[u8], stream: &Arc<CudaStream>) {
     b.copy_from_host(bytes, stream).unwrap();

@@ -144,3 +144,13 @@ pub fn copy_between(
         format!("{sl} -> {dl}: {bad} of {} bytes differ", want.len())
     })
 }
+
+/// A dense C-order layout of `shape` with `itemsize`-byte elements.
+pub fn dense_c(shape: &[i64], itemsize: usize) -> StridedLayout {
+    StridedLayout::dense(shape, itemsize, stridekit::Order::C).unwrap()
+}
+
+/// [`dense_c`] with its axes permuted (`perm[k]` is the axis that becomes axis `k`).
+pub fn permuted_c(shape: &[i64], itemsize: usize, perm: &[i64]) -> StridedLayout {
+    dense_c(shape, itemsize).permuted(perm).unwrap()
+}
