@@ -1,7 +1,7 @@
 //! Kernel packs: the copy engine's kernels compiled ahead of time (the core crate's
 //! `precompile_kernels` and `add_kernel_pack`).
 
-use crate::status::{fail, guard, non_null, sk_status, SK_ERR_INVALID};
+use crate::status::{fail, guard, non_null, sk_status, write_if_given, SK_ERR_INVALID};
 use std::ffi::{c_char, CStr};
 use std::path::PathBuf;
 
@@ -56,10 +56,8 @@ pub unsafe extern "C" fn sk_precompile_kernels(
         let done = stridekit::precompile_kernels(&dir, (major, minor))?;
         let counts = [done.kernels, done.bytes, done.failed.len()];
         for (p, v) in [kernels, bytes, failed].into_iter().zip(counts) {
-            if !p.is_null() {
-                // SAFETY: non-NULL and writable (caller).
-                unsafe { p.write(u64::try_from(v).unwrap_or(u64::MAX)) };
-            }
+            // SAFETY: NULL or writable (caller).
+            unsafe { write_if_given(p, u64::try_from(v).unwrap_or(u64::MAX)) };
         }
         Ok(())
     })

@@ -174,13 +174,23 @@ pub unsafe extern "C" fn sk_version(
             parse(env!("CARGO_PKG_VERSION_PATCH")),
         ];
         for (p, v) in [major, minor, patch].into_iter().zip(v) {
-            if !p.is_null() {
-                // SAFETY: non-NULL and writable (caller).
-                unsafe { p.write(v) };
-            }
+            // SAFETY: NULL or writable (caller).
+            unsafe { write_if_given(p, v) };
         }
         Ok(())
     })
+}
+
+/// Writes `v` to the optional out-value `p` (nothing when NULL), unaligned: a C caller's
+/// misaligned pointer is no undefined behaviour either.
+///
+/// # Safety
+/// `p` is NULL or valid for writes of a `T`.
+pub(crate) unsafe fn write_if_given<T>(p: *mut T, v: T) {
+    if !p.is_null() {
+        // SAFETY: non-NULL and writable (caller).
+        unsafe { p.write_unaligned(v) };
+    }
 }
 
 #[cfg(test)]
