@@ -32,6 +32,7 @@ mod schedule;
 mod sectors;
 mod slice;
 mod tile;
+mod tile_slots;
 mod transform;
 
 pub use dims::{Dims, MAX_NDIM};

@@ -70,6 +70,9 @@ pub struct TilePlan {
     pub read_word: usize,
     /// Elements per written word: consecutive in destination order and memory.
     pub write_word: usize,
+    /// `log2` of the elements between two paddings of the tile's shared-memory image
+    /// ([`TilePlan::slot`]), chosen against bank conflicts of its stores.
+    pub slot_shift: u32,
 }
 
 impl TilePlan {
@@ -81,20 +84,6 @@ impl TilePlan {
     /// Number of tiles.
     pub fn tiles(&self) -> u64 {
         self.counts.iter().product::<i64>() as u64
-    }
-
-    /// The shared-memory slot of destination-order element `j` (in elements of
-    /// `itemsize` bytes): 4 bytes of padding after every 128 (one element after every 32
-    /// for elements of 4 bytes and more), so that reads walking the tile in source order
-    /// spread over the banks while the 4-16 bytes of a written word stay together and
-    /// 4-byte aligned.
-    pub fn slot(j: usize, itemsize: usize) -> usize {
-        let (pad, group) = if itemsize >= 4 {
-            (1, 32)
-        } else {
-            (4 / itemsize, 128 / itemsize)
-        };
-        j + pad * (j / group)
     }
 
     /// For each element in source (read) order: its source offset within the tile and its
@@ -180,7 +169,8 @@ impl TilePlan {
     /// the word offsets of reads and writes (i32).
     pub fn shared_bytes(&self) -> usize {
         let v = self.volume();
-        let data = Self::slot(v, self.itemsize).next_multiple_of(2) * self.itemsize;
+        let densest = Self::densest_slot_shift(self.itemsize);
+        let data = Self::slot(v, self.itemsize, densest).next_multiple_of(2) * self.itemsize;
         data.next_multiple_of(16)
             + (v * 2).next_multiple_of(16)
             + 4 * (v / self.read_word)
@@ -430,7 +420,9 @@ fn tile_within(
         if let Some(found) = tile_with(p, dst_ptr, src_ptr, (td, ts), budget, false, 1) {
             let best = widest(p, dst_ptr, src_ptr, (td, ts), budget, found);
             let rest = remainders(p, &best.ext, best.lead);
-            return Some((best.tile, rest));
+            let mut t = best.tile;
+            t.slot_shift = crate::tile_slots::slot_shift(&t);
+            return Some((t, rest));
         }
         if td <= 8 && ts <= 8 {
             return None;
@@ -555,6 +547,7 @@ fn tile_with(
         dst_offset: p.dst_offset,
         read_word: 1,
         write_word: 1,
+        slot_shift: TilePlan::densest_slot_shift(p.itemsize),
     };
     // With `lead`, along an axis the source steps backwards along, whole tiles end at its
     // last coordinate (the source's lowest address) and the remainder leads: the tiles'

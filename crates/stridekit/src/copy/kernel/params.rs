@@ -127,10 +127,12 @@ pub(super) struct TileParams {
     pos_bytes: i32,
     sbase: i32,
     jbase: i32,
+    slot_shift: i32,
+    slot_pad: i32,
 }
 
 // SAFETY: plain C struct matching `TileParams` in tile_copy.cu: 64-bit arrays first, then
-// 4-byte fields only (480 bytes, no padding).
+// 4-byte fields only (488 bytes, no padding).
 unsafe impl DeviceRepr for TileParams {}
 
 impl TileParams {
@@ -139,6 +141,11 @@ impl TileParams {
     pub(super) fn new(t: &TilePlan) -> Option<Self> {
         let (nt, ng) = (t.extents.len(), t.counts.len());
         if nt > 8 || ng > 8 || nt == 0 {
+            return None;
+        }
+        // Shared memory holds the densest padding: a narrower group would overrun it.
+        let densest = TilePlan::densest_slot_shift(t.itemsize);
+        if !(densest..=30).contains(&t.slot_shift) {
             return None;
         }
         let vol = t.volume();
@@ -163,6 +170,8 @@ impl TileParams {
             pos_bytes: i32::try_from(pos_bytes(t)).ok()?,
             sbase: 0,
             jbase: 0,
+            slot_shift: i32::try_from(t.slot_shift).ok()?,
+            slot_pad: i32::try_from(TilePlan::slot_pad(t.itemsize)).ok()?,
         };
         // Reads walk memory upwards (`TilePlan::read_order`): an axis the source steps
         // backwards along is walked from its far end, its stride and weight negated, the
@@ -213,7 +222,9 @@ impl TileParams {
 
 /// Shared-memory bytes of a tile's padded data (16-byte aligned end).
 fn data_bytes(t: &TilePlan) -> usize {
-    (TilePlan::slot(t.volume(), t.itemsize).next_multiple_of(2) * t.itemsize).next_multiple_of(16)
+    let densest = TilePlan::densest_slot_shift(t.itemsize);
+    (TilePlan::slot(t.volume(), t.itemsize, densest).next_multiple_of(2) * t.itemsize)
+        .next_multiple_of(16)
 }
 
 /// Shared-memory bytes of a tile's read slots (u16 each, 16-byte aligned end).

@@ -20,13 +20,13 @@ struct TileParams {
     int nt, ng, vol; unsigned int ntiles;
     int data_bytes, pos_bytes;                          // shared-memory carve-up
     int sbase, jbase;  // offset and position of a tile's lowest source element
+    int slot_shift, slot_pad;  // padding of the tile's image (`TilePlan::slot`)
 };
 union RUnion { RWORD w; ELEM e[RW]; };
-// Shared-memory slot of destination-order element j (`TilePlan::slot`): 4 bytes of
-// padding per 128 (one element per 32 for elements of 4 bytes and more).
-#define PADP ((int)(sizeof(ELEM) >= 4 ? 1 : 4 / sizeof(ELEM)))
-#define PADG ((int)(sizeof(ELEM) >= 4 ? 32 : 128 / sizeof(ELEM)))
-#define SLOT(j) ((j) + PADP * ((j) / PADG))
+// Shared-memory slot of destination-order element j (`TilePlan::slot`): slot_pad elements
+// (4 bytes) of padding after every 2^slot_shift, the group chosen per tile against bank
+// conflicts of the scatter; a written word's elements stay together and 4-byte aligned.
+#define SLOT(j) ((j) + p.slot_pad * ((j) >> p.slot_shift))
 union WUnion { WWORD w; ELEM e[WW]; };
 // Source and destination offsets of tile `t`'s first element (grid axis 0 fastest).
 __device__ __forceinline__ void tile_base(const TileParams& p, unsigned int t, long long& sb, long long& db) {
