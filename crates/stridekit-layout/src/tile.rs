@@ -169,8 +169,7 @@ impl TilePlan {
     /// the word offsets of reads and writes (i32).
     pub fn shared_bytes(&self) -> usize {
         let v = self.volume();
-        let densest = Self::densest_slot_shift(self.itemsize);
-        let data = Self::slot(v, self.itemsize, densest).next_multiple_of(2) * self.itemsize;
+        let data = Self::slot_bound(v, self.itemsize).next_multiple_of(2) * self.itemsize;
         data.next_multiple_of(16)
             + (v * 2).next_multiple_of(16)
             + 4 * (v / self.read_word)
@@ -547,7 +546,7 @@ fn tile_with(
         dst_offset: p.dst_offset,
         read_word: 1,
         write_word: 1,
-        slot_shift: TilePlan::densest_slot_shift(p.itemsize),
+        slot_shift: 0,
     };
     // With `lead`, along an axis the source steps backwards along, whole tiles end at its
     // last coordinate (the source's lowest address) and the remainder leads: the tiles'

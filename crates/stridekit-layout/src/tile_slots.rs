@@ -1,7 +1,8 @@
 //! Where a multi-axis tile's elements sit in shared memory ([`TilePlan::slot`]): in
-//! destination order with 4 bytes of padding after every group of `2^slot_shift`
-//! elements, the group chosen per tile so that the scatter (each warp storing the
-//! elements it read, in source order) spreads over the 32 banks.
+//! destination order with padding of one written word (at least 4 bytes) after every
+//! group of `2^slot_shift` elements, so that each written word is one aligned
+//! shared-memory load, and the group chosen per tile so that the scatter (each warp
+//! storing the elements it read, in source order) spreads over the 32 banks.
 
 use crate::tile::TilePlan;
 
@@ -16,26 +17,24 @@ const WIDER_GROUPS: u32 = 6;
 const SAMPLED_WARPS: [usize; 2] = [0, 5];
 
 impl TilePlan {
-    /// The densest padding: `log2` of the group (elements) after which 4 bytes follow,
-    /// 128 bytes for elements under 4 bytes, 32 elements otherwise. Shared memory is
-    /// sized for it ([`TilePlan::shared_bytes`]); a wider group only needs less.
-    pub fn densest_slot_shift(itemsize: usize) -> u32 {
-        if itemsize >= 4 {
-            5
-        } else {
-            (128 / itemsize).trailing_zeros()
-        }
+    /// Elements of padding after each group: one written word, at least 4 bytes.
+    pub fn slot_pad(&self) -> usize {
+        (self.write_word * self.itemsize).max(BANK_BYTES) / self.itemsize
     }
 
-    /// Elements of padding after each group: 4 bytes, at least one element.
-    pub fn slot_pad(itemsize: usize) -> usize {
-        (BANK_BYTES / itemsize).max(1)
+    /// The densest padding: `log2` of the group (elements) after which
+    /// [`TilePlan::slot_pad`] elements follow, 32 pads long (4 bytes after every 128,
+    /// 16 after every 512). Never more padding than 4 bytes after every 128 bytes (one
+    /// element after every 32 of 4 bytes and more), which [`TilePlan::shared_bytes`]
+    /// sizes shared memory for.
+    pub fn densest_slot_shift(&self) -> u32 {
+        (BANKS * self.slot_pad()).trailing_zeros()
     }
 
-    /// The shared-memory slot (in elements of `itemsize` bytes) of destination-order
-    /// element `j`, with [`TilePlan::slot_pad`] elements of padding after every
-    /// `2^shift`. For any shift from [`TilePlan::densest_slot_shift`] up, the 4-16 bytes
-    /// of a written word stay together and 4-byte aligned.
+    /// The shared-memory slot (in elements) of destination-order element `j`, with `pad`
+    /// elements of padding after every `2^shift`. With this tile's pad and any shift from
+    /// its densest up, each written word's elements stay together and aligned to the
+    /// word (at least 4 bytes).
     ///
     /// ```
     /// use stridekit_layout::TilePlan;
@@ -43,16 +42,25 @@ impl TilePlan {
     /// assert_eq!(TilePlan::slot(130, 2, 6), 134);
     /// assert_eq!(TilePlan::slot(130, 2, 7), 132);
     /// ```
-    pub fn slot(j: usize, itemsize: usize, shift: u32) -> usize {
-        j + Self::slot_pad(itemsize) * (j >> shift)
+    pub fn slot(j: usize, pad: usize, shift: u32) -> usize {
+        j + pad * (j >> shift)
+    }
+
+    /// Shared memory's bound on a tile image of `elements` of `itemsize` bytes: its
+    /// end with 4 bytes of padding after every 128 (one element after every 32 for
+    /// elements of 4 bytes and more), more than any tile's padding takes.
+    pub fn slot_bound(elements: usize, itemsize: usize) -> usize {
+        let pad = (BANK_BYTES / itemsize).max(1);
+        Self::slot(elements, pad, (BANKS * pad).trailing_zeros())
     }
 
     /// Bank wavefronts of the sampled scatter stores with groups of `2^shift` elements
     /// ([`slot_shift`]'s model).
     pub fn scatter_wavefronts(&self, shift: u32) -> usize {
+        let pad = self.slot_pad();
         scatter_addresses(self)
             .iter()
-            .map(|store| wavefronts(store, self.itemsize, shift))
+            .map(|store| wavefronts(store, self.itemsize, pad, shift))
             .sum()
     }
 }
@@ -64,13 +72,14 @@ impl TilePlan {
 /// source's fast axis is a power of two apart in destination order, the densest padding
 /// can leave a store on a few banks (halfwords 132 apart: 8 of the 32).
 pub(crate) fn slot_shift(t: &TilePlan) -> u32 {
-    let first = TilePlan::densest_slot_shift(t.itemsize);
+    let first = t.densest_slot_shift();
+    let pad = t.slot_pad();
     let stores = scatter_addresses(t);
     let mut best = (usize::MAX, first);
     for shift in first..=first + WIDER_GROUPS {
         let cost = stores
             .iter()
-            .map(|store| wavefronts(store, t.itemsize, shift))
+            .map(|store| wavefronts(store, t.itemsize, pad, shift))
             .sum();
         if cost < best.0 {
             best = (cost, shift);
@@ -126,10 +135,10 @@ fn destination_index(t: &TilePlan, weight: &[usize], i: usize) -> usize {
 
 /// Wavefronts of one store: the most distinct 4-byte words any bank holds among the
 /// lanes' elements.
-fn wavefronts(store: &[usize], itemsize: usize, shift: u32) -> usize {
+fn wavefronts(store: &[usize], itemsize: usize, pad: usize, shift: u32) -> usize {
     let mut words: Vec<usize> = Vec::with_capacity(store.len() * itemsize.div_ceil(4));
     for &j in store {
-        let at = TilePlan::slot(j, itemsize, shift) * itemsize;
+        let at = TilePlan::slot(j, pad, shift) * itemsize;
         words.extend(at / BANK_BYTES..(at + itemsize).div_ceil(BANK_BYTES));
     }
     words.sort_unstable();
@@ -146,29 +155,17 @@ mod tests {
     use super::*;
 
     #[test]
-    fn wider_groups_only_need_less_shared_memory() {
-        for isz in [1usize, 2, 4, 8, 16] {
-            let first = TilePlan::densest_slot_shift(isz);
-            for shift in first..=first + WIDER_GROUPS {
-                for j in [0usize, 1, 63, 64, 127, 128, 4095, 20000] {
-                    assert!(TilePlan::slot(j, isz, shift) <= TilePlan::slot(j, isz, first));
-                }
-            }
-        }
-    }
-
-    #[test]
     fn one_store_per_bank_is_one_wavefront() {
         // 32 consecutive 4-byte elements: one wavefront; 32 elements 32 apart with no
         // padding (a shift past them): all on bank 0.
         let dense: Vec<usize> = (0..32).collect();
-        assert_eq!(wavefronts(&dense, 4, 5), 1);
+        assert_eq!(wavefronts(&dense, 4, 1, 5), 1);
         let column: Vec<usize> = (0..32).map(|l| l * 32).collect();
-        assert_eq!(wavefronts(&column, 4, 20), 32);
-        assert_eq!(wavefronts(&column, 4, 5), 1);
+        assert_eq!(wavefronts(&column, 4, 1, 20), 32);
+        assert_eq!(wavefronts(&column, 4, 1, 5), 1);
         // Halfwords sharing a word are one access.
-        assert_eq!(wavefronts(&dense, 2, 6), 1);
+        assert_eq!(wavefronts(&dense, 2, 2, 6), 1);
         // 16-byte elements: four wavefronts at the least.
-        assert_eq!(wavefronts(&dense, 16, 5), 4);
+        assert_eq!(wavefronts(&dense, 16, 1, 5), 4);
     }
 }

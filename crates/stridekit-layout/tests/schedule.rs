@@ -450,25 +450,28 @@ fn classes_pick_the_expected_kernels() {
 #[test]
 fn shared_memory_slots_keep_words_together_and_aligned() {
     for isz in [1usize, 2, 4, 8, 16] {
-        let densest = TilePlan::densest_slot_shift(isz);
-        for shift in densest..densest + 7 {
-            let mut last = None;
-            for j in 0..5000usize {
-                let s = TilePlan::slot(j, isz, shift);
-                assert!(last.is_none_or(|l| s > l), "slots increase");
-                last = Some(s);
+        for word in [1usize, 2, 4, 8, 16, 32] {
+            let bytes = word * isz;
+            if bytes > 16 {
+                continue;
             }
-            // Any word of 4-16 bytes starting at a multiple of its length: consecutive,
-            // 4-byte aligned slots.
-            for word in [4usize, 8, 16] {
-                if word <= isz {
-                    continue;
+            // A tile's padding: one written word, at least 4 bytes, after groups of at
+            // least 32 pads.
+            let pad = bytes.max(4) / isz;
+            let densest = (32 * pad).trailing_zeros();
+            for shift in densest..densest + 7 {
+                let mut last = None;
+                for j in 0..5000usize {
+                    let s = TilePlan::slot(j, pad, shift);
+                    assert!(last.is_none_or(|l| s > l), "slots increase");
+                    assert!(s <= TilePlan::slot_bound(j, isz), "within shared memory");
+                    last = Some(s);
                 }
-                let f = word / isz;
-                for j in (0..5000).step_by(f) {
-                    let s = TilePlan::slot(j, isz, shift);
-                    assert_eq!((s * isz) % 4, 0, "itemsize {isz}, word {word}, j {j}");
-                    assert_eq!(TilePlan::slot(j + f - 1, isz, shift), s + f - 1);
+                // Each written word: consecutive slots, aligned to the word.
+                for j in (0..5000).step_by(word) {
+                    let s = TilePlan::slot(j, pad, shift);
+                    assert_eq!((s * isz) % bytes, 0, "itemsize {isz}, word {word}, j {j}");
+                    assert_eq!(TilePlan::slot(j + word - 1, pad, shift), s + word - 1);
                 }
             }
         }
@@ -501,11 +504,11 @@ fn slot_groups_spread_the_scatter_over_the_banks() {
     let CopyStep::Tiled(t) = &steps[0] else {
         panic!("{steps:?}")
     };
-    let densest = TilePlan::densest_slot_shift(2);
+    let densest = t.densest_slot_shift();
     assert!(t.slot_shift > densest, "{t:?}");
     assert!(t.scatter_wavefronts(t.slot_shift) < t.scatter_wavefronts(densest));
-    let image = TilePlan::slot(t.volume() - 1, 2, t.slot_shift) + 1;
-    assert!(image <= TilePlan::slot(t.volume(), 2, densest));
+    let image = TilePlan::slot(t.volume() - 1, t.slot_pad(), t.slot_shift) + 1;
+    assert!(image <= TilePlan::slot_bound(t.volume(), 2));
 }
 
 /// The channel transpose's axes and whether its pixels move in aligned 16-byte groups,

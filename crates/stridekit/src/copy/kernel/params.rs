@@ -144,8 +144,7 @@ impl TileParams {
             return None;
         }
         // Shared memory holds the densest padding: a narrower group would overrun it.
-        let densest = TilePlan::densest_slot_shift(t.itemsize);
-        if !(densest..=30).contains(&t.slot_shift) {
+        if !(t.densest_slot_shift()..=30).contains(&t.slot_shift) {
             return None;
         }
         let vol = t.volume();
@@ -171,7 +170,7 @@ impl TileParams {
             sbase: 0,
             jbase: 0,
             slot_shift: i32::try_from(t.slot_shift).ok()?,
-            slot_pad: i32::try_from(TilePlan::slot_pad(t.itemsize)).ok()?,
+            slot_pad: i32::try_from(t.slot_pad()).ok()?,
         };
         // Reads walk memory upwards (`TilePlan::read_order`): an axis the source steps
         // backwards along is walked from its far end, its stride and weight negated, the
@@ -222,8 +221,7 @@ impl TileParams {
 
 /// Shared-memory bytes of a tile's padded data (16-byte aligned end).
 fn data_bytes(t: &TilePlan) -> usize {
-    let densest = TilePlan::densest_slot_shift(t.itemsize);
-    (TilePlan::slot(t.volume(), t.itemsize, densest).next_multiple_of(2) * t.itemsize)
+    (TilePlan::slot_bound(t.volume(), t.itemsize).next_multiple_of(2) * t.itemsize)
         .next_multiple_of(16)
 }
 
@@ -324,6 +322,39 @@ mod tests {
         assert!(flipped >= 2, "{flipped} tiles walked a backward axis");
     }
 
+    /// A tile's padding group below its densest would put its image past the shared
+    /// memory the launch gives it: such a plan gets no parameter block (the launch copies
+    /// it elementwise), one from the densest up does.
+    #[test]
+    fn tile_blocks_refuse_a_padding_past_shared_memory() {
+        // 4-byte elements of (24, 4096) into its transpose: multi-axis tiles.
+        let src = StridedLayout::dense(&[24, 4096], 4, stridekit_layout::Order::C)
+            .unwrap()
+            .permuted(&[1, 0])
+            .unwrap();
+        let dst = StridedLayout::dense(&[4096, 24], 4, stridekit_layout::Order::C).unwrap();
+        let steps = CopyPlan::new(&dst, &src).unwrap().schedule(0, 0);
+        let mut t = steps
+            .iter()
+            .find_map(|s| match s {
+                CopyStep::Tiled(t) => Some(t.clone()),
+                _ => None,
+            })
+            .expect("a tiled step");
+        let densest = t.densest_slot_shift();
+        for (shift, fits) in [(densest - 1, false), (densest, true), (densest + 6, true)] {
+            t.slot_shift = shift;
+            let p = TileParams::new(&t);
+            assert_eq!(p.is_some(), fits, "shift {shift}, densest {densest}");
+            if let Some(p) = p {
+                assert_eq!(
+                    (p.slot_shift, p.slot_pad),
+                    (shift as i32, t.slot_pad() as i32)
+                );
+            }
+        }
+    }
+
     /// The run kernel's walk along a gathered row (`element_runs.cu`, NI defined): the
     /// first column decomposed over the row's axes, then one `step` per further column.
     /// Every offset it forms is the column's own, and every step is the difference of two
@@ -394,10 +425,10 @@ mod tests {
         // shape, src, dst (PMAX x 8 bytes each), n (8), mul and sh (PMAX x 4 each).
         assert_eq!(std::mem::size_of::<super::Params<8>>(), 3 * 64 + 8 + 2 * 32);
         // src/dst steps (2 x 64), counts/mul/sh (3 x 32), seven 4-byte arrays of the tile
-        // axes (224), eight scalars.
+        // axes (224), ten scalars.
         assert_eq!(
             std::mem::size_of::<super::TileParams>(),
-            128 + 96 + 224 + 32
+            128 + 96 + 224 + 40
         );
         assert_eq!(
             std::mem::size_of::<super::Params<64>>(),

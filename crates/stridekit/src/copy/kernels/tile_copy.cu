@@ -24,8 +24,9 @@ struct TileParams {
 };
 union RUnion { RWORD w; ELEM e[RW]; };
 // Shared-memory slot of destination-order element j (`TilePlan::slot`): slot_pad elements
-// (4 bytes) of padding after every 2^slot_shift, the group chosen per tile against bank
-// conflicts of the scatter; a written word's elements stay together and 4-byte aligned.
+// (one written word, at least 4 bytes) of padding after every 2^slot_shift, the group
+// chosen per tile against bank conflicts of the scatter; a written word's elements stay
+// together and aligned to the word.
 #define SLOT(j) ((j) + p.slot_pad * ((j) >> p.slot_shift))
 union WUnion { WWORD w; ELEM e[WW]; };
 // Source and destination offsets of tile `t`'s first element (grid axis 0 fastest).
@@ -166,12 +167,10 @@ extern "C" __global__ void __launch_bounds__(256, TILE_MINB) tile_copy(const ELE
 #pragma unroll 4
         for (int w = threadIdx.x; w < nw; w += blockDim.x) {
             WUnion x;
-            if (sizeof(ELEM) < 4 && sizeof(WWORD) >= 4) {
-                // A word's elements sit together and 4-byte aligned: gather in 4-byte loads.
-                const unsigned int* q = reinterpret_cast<const unsigned int*>(data + SLOT(w * WW));
-                unsigned int* xw = reinterpret_cast<unsigned int*>(&x);
-#pragma unroll
-                for (int h = 0; h < (int)(sizeof(WWORD) / 4); ++h) xw[h] = q[h];
+            if (WW > 1 && sizeof(WWORD) >= 4) {
+                // A word's elements sit together, aligned to the word (the padding is one
+                // word): one shared-memory load.
+                x.w = *reinterpret_cast<const WWORD*>(data + SLOT(w * WW));
             } else {
 #pragma unroll
                 for (int v = 0; v < WW; ++v) {
