@@ -55,7 +55,7 @@ impl TilePlan {
     }
 
     /// Bank wavefronts of the sampled scatter stores with groups of `2^shift` elements
-    /// ([`slot_shift`]'s model).
+    /// (the model by which the planner picks [`TilePlan::slot_shift`]).
     pub fn scatter_wavefronts(&self, shift: u32) -> usize {
         let pad = self.slot_pad();
         scatter_addresses(self)
