@@ -398,13 +398,17 @@ fn word(
 /// launches both write).
 pub(crate) fn tile(p: &CopyPlan, dst_ptr: u64, src_ptr: u64) -> Option<(TilePlan, Vec<CopyPlan>)> {
     let base = tile_within(p, dst_ptr, src_ptr, SHARED_BUDGET)?;
-    if base.1.is_empty() {
-        return Some(base);
-    }
-    match tile_within(p, dst_ptr, src_ptr, SHARED_BUDGET_WIDE) {
-        Some(wide) if wide.1.len() < base.1.len() => Some(wide),
-        _ => Some(base),
-    }
+    let (mut t, rest) = if base.1.is_empty() {
+        base
+    } else {
+        match tile_within(p, dst_ptr, src_ptr, SHARED_BUDGET_WIDE) {
+            Some(wide) if wide.1.len() < base.1.len() => wide,
+            _ => base,
+        }
+    };
+    // The padding of the tile taken (the candidates' would go unused).
+    t.slot_shift = crate::tile_slots::slot_shift(&t);
+    Some((t, rest))
 }
 
 /// [`tile`] with tiles of at most `budget` bytes of shared memory.
@@ -419,9 +423,7 @@ fn tile_within(
         if let Some(found) = tile_with(p, dst_ptr, src_ptr, (td, ts), budget, false, 1) {
             let best = widest(p, dst_ptr, src_ptr, (td, ts), budget, found);
             let rest = remainders(p, &best.ext, best.lead);
-            let mut t = best.tile;
-            t.slot_shift = crate::tile_slots::slot_shift(&t);
-            return Some((t, rest));
+            return Some((best.tile, rest));
         }
         if td <= 8 && ts <= 8 {
             return None;

@@ -5,6 +5,7 @@
 //! storing the elements it read, in source order) spreads over the 32 banks.
 
 use crate::tile::TilePlan;
+use smallvec::SmallVec;
 
 /// Bytes of one shared-memory bank, and banks.
 const BANK_BYTES: usize = 4;
@@ -70,11 +71,21 @@ impl TilePlan {
 /// wavefronts (the densest on a tie). The kernel stores a warp's read elements (32
 /// consecutive words in source order) into their destination-order slots: where the
 /// source's fast axis is a power of two apart in destination order, the densest padding
-/// can leave a store on a few banks (halfwords 132 apart: 8 of the 32).
+/// can leave a store on a few banks (halfwords 132 apart: 8 of the 32). The search stops
+/// at a group where every sampled store takes its fewest wavefronts.
 pub(crate) fn slot_shift(t: &TilePlan) -> u32 {
     let first = t.densest_slot_shift();
     let pad = t.slot_pad();
     let stores = scatter_addresses(t);
+    // A store's fewest wavefronts: one, or its 4-byte words over the 32 banks.
+    let fewest: usize = stores
+        .iter()
+        .map(|s| {
+            (s.len() * t.itemsize.div_ceil(BANK_BYTES))
+                .div_ceil(BANKS)
+                .max(1)
+        })
+        .sum();
     let mut best = (usize::MAX, first);
     for shift in first..=first + WIDER_GROUPS {
         let cost = stores
@@ -83,14 +94,23 @@ pub(crate) fn slot_shift(t: &TilePlan) -> u32 {
             .sum();
         if cost < best.0 {
             best = (cost, shift);
+            if cost <= fewest {
+                break;
+            }
         }
     }
     best.1
 }
 
+/// Lanes of a warp.
+const LANES: usize = 32;
+
+/// One sampled store: the destination-order index of each active lane's element.
+type Store = SmallVec<[u32; LANES]>;
+
 /// Destination-order indices `j` of the sampled stores: for each sampled warp and the
 /// first and last element of a read word, the 32 lanes' elements (fewer past the tile).
-fn scatter_addresses(t: &TilePlan) -> Vec<Vec<usize>> {
+fn scatter_addresses(t: &TilePlan) -> SmallVec<[Store; 4]> {
     let (vol, rw) = (t.volume(), t.read_word.max(1));
     let words = vol / rw;
     let mut weight = [0usize; crate::TILE_MAX_AXES];
@@ -99,55 +119,107 @@ fn scatter_addresses(t: &TilePlan) -> Vec<Vec<usize>> {
         *wk = w;
         w *= e as usize;
     }
-    let mut stores = Vec::new();
+    let mut stores = SmallVec::new();
     let elems: &[usize] = if rw > 1 { &[0, rw - 1] } else { &[0] };
     for warp in SAMPLED_WARPS {
         for &v in elems {
-            let lanes: Vec<usize> = (0..32)
-                .map(|l| warp * 32 + l)
-                .take_while(|&word| word < words)
-                .map(|word| destination_index(t, &weight, word * rw + v))
-                .collect();
-            if !lanes.is_empty() {
-                stores.push(lanes);
+            let first = warp * LANES;
+            if first >= words {
+                continue;
             }
+            // The lanes' elements are `rw` apart in source order: the first one's
+            // coordinates by division, the rest by carrying (planning runs this often).
+            let mut c = coordinates(t, first * rw + v);
+            let lanes: Store = (first..words.min(first + LANES))
+                .map(|_| {
+                    let j = destination_of(t, &weight, &c);
+                    advance(t, &mut c, rw);
+                    j as u32
+                })
+                .collect();
+            stores.push(lanes);
         }
     }
     stores
 }
 
-/// The destination-order index of the tile's `i`-th element in source order (what
-/// [`TilePlan::read_order`] lists).
-fn destination_index(t: &TilePlan, weight: &[usize], i: usize) -> usize {
+/// Coordinates (per tile axis) of the tile's `i`-th element in source order.
+fn coordinates(t: &TilePlan, i: usize) -> [usize; crate::TILE_MAX_AXES] {
+    let mut c = [0usize; crate::TILE_MAX_AXES];
     let mut rem = i;
-    let mut j = 0usize;
     for &k in &t.src_order {
         let e = t.extents[k] as usize;
-        let mut c = rem % e;
+        c[k] = rem % e;
         rem /= e;
-        if t.src_strides[k] < 0 {
-            c = e - 1 - c;
-        }
-        j += c * weight[k];
     }
-    j
+    c
+}
+
+/// Coordinates `by` elements further on in source order.
+fn advance(t: &TilePlan, c: &mut [usize; crate::TILE_MAX_AXES], by: usize) {
+    let mut carry = by;
+    for &k in &t.src_order {
+        let e = t.extents[k] as usize;
+        let sum = c[k] + carry;
+        if sum < e {
+            c[k] = sum;
+            return;
+        }
+        c[k] = sum % e;
+        carry = sum / e;
+    }
+}
+
+/// The destination-order index of the element at source-order coordinates `c`: an axis
+/// the source steps backwards along is read from its far end ([`TilePlan::read_order`]).
+fn destination_of(t: &TilePlan, weight: &[usize], c: &[usize]) -> usize {
+    t.src_order
+        .iter()
+        .map(|&k| {
+            let e = t.extents[k] as usize;
+            let ck = if t.src_strides[k] < 0 {
+                e - 1 - c[k]
+            } else {
+                c[k]
+            };
+            ck * weight[k]
+        })
+        .sum()
 }
 
 /// Wavefronts of one store: the most distinct 4-byte words any bank holds among the
-/// lanes' elements.
-fn wavefronts(store: &[usize], itemsize: usize, pad: usize, shift: u32) -> usize {
-    let mut words: Vec<usize> = Vec::with_capacity(store.len() * itemsize.div_ceil(4));
-    for &j in store {
-        let at = TilePlan::slot(j, pad, shift) * itemsize;
-        words.extend(at / BANK_BYTES..(at + itemsize).div_ceil(BANK_BYTES));
+/// lanes' elements. Planning a tiled copy runs this a few dozen times: no allocation, and
+/// a sort only where elements can share a word.
+fn wavefronts(store: &[u32], itemsize: usize, pad: usize, shift: u32) -> usize {
+    let mut per_bank = [0u8; BANKS];
+    if itemsize < BANK_BYTES {
+        // Elements under 4 bytes can share a word (one access): count each word once.
+        let mut words = [0u32; LANES];
+        let mut n = 0;
+        for (slot, &j) in words.iter_mut().zip(store) {
+            *slot = (TilePlan::slot(j as usize, pad, shift) * itemsize / BANK_BYTES) as u32;
+            n += 1;
+        }
+        let words = &mut words[..n];
+        words.sort_unstable();
+        let mut last = None;
+        for &w in words.iter() {
+            if last != Some(w) {
+                per_bank[w as usize % BANKS] = per_bank[w as usize % BANKS].saturating_add(1);
+            }
+            last = Some(w);
+        }
+    } else {
+        // Elements of 4 bytes and more: each lane's words its own (an element of a size
+        // not a multiple of 4 may share an edge word with a neighbour's, counted twice).
+        for &j in store {
+            let at = TilePlan::slot(j as usize, pad, shift) * itemsize;
+            for w in at / BANK_BYTES..(at + itemsize).div_ceil(BANK_BYTES) {
+                per_bank[w % BANKS] = per_bank[w % BANKS].saturating_add(1);
+            }
+        }
     }
-    words.sort_unstable();
-    words.dedup();
-    let mut per_bank = [0usize; BANKS];
-    for w in words {
-        per_bank[w % BANKS] += 1;
-    }
-    per_bank.into_iter().max().unwrap_or(0)
+    per_bank.into_iter().max().unwrap_or(0) as usize
 }
 
 #[cfg(test)]
@@ -158,9 +230,9 @@ mod tests {
     fn one_store_per_bank_is_one_wavefront() {
         // 32 consecutive 4-byte elements: one wavefront; 32 elements 32 apart with no
         // padding (a shift past them): all on bank 0.
-        let dense: Vec<usize> = (0..32).collect();
+        let dense: Vec<u32> = (0..32).collect();
         assert_eq!(wavefronts(&dense, 4, 1, 5), 1);
-        let column: Vec<usize> = (0..32).map(|l| l * 32).collect();
+        let column: Vec<u32> = (0..32).map(|l| l * 32).collect();
         assert_eq!(wavefronts(&column, 4, 1, 20), 32);
         assert_eq!(wavefronts(&column, 4, 1, 5), 1);
         // Halfwords sharing a word are one access.
