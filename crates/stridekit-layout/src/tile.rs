@@ -169,11 +169,23 @@ impl TilePlan {
     /// the word offsets of reads and writes (i32).
     pub fn shared_bytes(&self) -> usize {
         let v = self.volume();
-        let data = Self::slot_bound(v, self.itemsize).next_multiple_of(2) * self.itemsize;
-        data.next_multiple_of(16)
-            + (v * 2).next_multiple_of(16)
+        self.image_bytes()
+            + self.slot_table_bytes()
             + 4 * (v / self.read_word)
             + 4 * (v / self.write_word)
+    }
+
+    /// Bytes of the padded tile at the start of a block's shared memory (sized by the
+    /// bound on any padding, [`TilePlan::slot_bound`]; 16-byte aligned end).
+    pub fn image_bytes(&self) -> usize {
+        (Self::slot_bound(self.volume(), self.itemsize).next_multiple_of(2) * self.itemsize)
+            .next_multiple_of(16)
+    }
+
+    /// Bytes of shared memory the read positions take after the image (a 16-bit slot
+    /// each, 16-byte aligned end).
+    pub fn slot_table_bytes(&self) -> usize {
+        (self.volume() * 2).next_multiple_of(16)
     }
 }
 

@@ -29,7 +29,7 @@ impl TilePlan {
     /// element after every 32 of 4 bytes and more), which [`TilePlan::shared_bytes`]
     /// sizes shared memory for.
     pub fn densest_slot_shift(&self) -> u32 {
-        (BANKS * self.slot_pad()).trailing_zeros()
+        densest(self.slot_pad())
     }
 
     /// The shared-memory slot (in elements) of destination-order element `j`, with `pad`
@@ -52,7 +52,7 @@ impl TilePlan {
     /// elements of 4 bytes and more), more than any tile's padding takes.
     pub fn slot_bound(elements: usize, itemsize: usize) -> usize {
         let pad = (BANK_BYTES / itemsize).max(1);
-        Self::slot(elements, pad, (BANKS * pad).trailing_zeros())
+        Self::slot(elements, pad, densest(pad))
     }
 
     /// Bank wavefronts of the sampled scatter stores with groups of `2^shift` elements
@@ -64,6 +64,11 @@ impl TilePlan {
             .map(|store| wavefronts(store, self.itemsize, pad, shift))
             .sum()
     }
+}
+
+/// `log2` of the densest group for padding of `pad` elements: 32 pads long.
+fn densest(pad: usize) -> u32 {
+    (BANKS * pad).trailing_zeros()
 }
 
 /// The group of `t`'s padding (`log2`, elements): of the densest and up to

@@ -57,15 +57,10 @@ impl Sectors {
 }
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let wanted: Option<Vec<usize>> = std::env::args()
+    let wanted = std::env::args()
         .nth(1)
-        .map(|a| a.split(',').filter_map(|x| x.trim().parse().ok()).collect());
-    let mut rng = random_set::Rng(random_set::SEED);
-    for case in 0..200 {
-        let c = random_set::next_case(&mut rng, 64);
-        if wanted.as_ref().is_some_and(|w| !w.contains(&case)) {
-            continue;
-        }
+        .map(|a| random_set::case_numbers(&a));
+    for (case, c) in random_set::published(wanted) {
         let plan = stridekit::CopyPlan::new(&c.dst, &c.src)?;
         let steps = plan.schedule(1 << 40, 1 << 41);
         let (mut src, mut dst) = (Sectors::new(c.src_bytes), Sectors::new(c.dst_bytes));

@@ -23,8 +23,6 @@
 
 use stridekit::{CopyPlan, CopyStep, Order, StridedLayout, TilePlan};
 
-#[path = "../tests/common/pattern_check.rs"]
-mod pattern_check;
 #[path = "../tests/common/random_set.rs"]
 mod random_set;
 
@@ -57,6 +55,15 @@ fn excess(a: &Access) -> u64 {
     total
 }
 
+/// The words (of `n`) that warp `warp`'s lanes take in a block's pass `pass` over them
+/// (word `pass * 256 + thread`, as the kernel's loops walk them).
+fn warp_words(warp: usize, pass: usize, n: usize) -> Vec<usize> {
+    (0..32)
+        .map(|l| pass * THREADS + warp * 32 + l)
+        .filter(|&w| w < n)
+        .collect()
+}
+
 /// Conflicts of one tile: (scatter stores, slot-table loads, write loads).
 fn tile_conflicts(t: &TilePlan, planned: bool) -> (u64, u64, u64) {
     let isz = t.itemsize;
@@ -76,10 +83,7 @@ fn tile_conflicts(t: &TilePlan, planned: bool) -> (u64, u64, u64) {
     let (mut scatter, mut table, mut write) = (0u64, 0u64, 0u64);
     for warp in 0..THREADS / 32 {
         for u in 0..unr {
-            let words: Vec<usize> = (0..32)
-                .map(|l| u * THREADS + warp * 32 + l)
-                .filter(|&w| w < nr)
-                .collect();
+            let words = warp_words(warp, u, nr);
             if words.is_empty() {
                 continue;
             }
@@ -103,10 +107,7 @@ fn tile_conflicts(t: &TilePlan, planned: bool) -> (u64, u64, u64) {
         }
         let mut k = 0;
         loop {
-            let words: Vec<usize> = (0..32)
-                .map(|l| k * THREADS + warp * 32 + l)
-                .filter(|&w| w < nw)
-                .collect();
+            let words = warp_words(warp, k, nw);
             if words.is_empty() {
                 break;
             }
@@ -191,15 +192,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         let dst = StridedLayout::dense(src.shape(), isz, Order::C)?;
         report(name, &dst, &src);
     }
-    let wanted: Option<Vec<usize>> = std::env::args()
+    let wanted = std::env::args()
         .nth(1)
-        .map(|a| a.split(',').filter_map(|x| x.trim().parse().ok()).collect());
-    let mut rng = random_set::Rng(random_set::SEED);
-    for case in 0..200 {
-        let c = random_set::next_case(&mut rng, 64);
-        if wanted.as_ref().is_some_and(|w| !w.contains(&case)) {
-            continue;
-        }
+        .map(|a| random_set::case_numbers(&a));
+    for (case, c) in random_set::published(wanted) {
         report(&format!("case {case}"), &c.dst, &c.src);
     }
     Ok(())

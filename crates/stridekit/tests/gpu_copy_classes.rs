@@ -4,10 +4,8 @@
 
 mod common;
 
-use common::{dense_c as c, permuted_c};
-
-use common::copy_between;
 use common::random_set::{next_case, Rng, SEED};
+use common::{copy_between, dense_c as c, permuted_c};
 use std::sync::Arc;
 use stridekit::{
     s, CopyPlan, CopyStep, CudaStream, Device, DeviceMemoryResource, HostMemoryResource,

@@ -6,9 +6,9 @@
 
 mod common;
 
-use common::{dense_c as c, permuted_c};
-
-use common::{copy_between, filled, naive_copy, random_bytes, read, required};
+use common::{
+    copy_between, dense_c as c, filled, naive_copy, permuted_c, random_bytes, read, required,
+};
 use std::sync::Arc;
 use stridekit::{
     s, CudaStream, DeviceMemoryResource, Order, StridedLayout, StridedMemoryView,

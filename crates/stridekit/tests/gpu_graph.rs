@@ -4,9 +4,7 @@
 
 mod common;
 
-use common::dense_c as c;
-
-use common::{naive_copy, random_bytes, read};
+use common::{dense_c as c, naive_copy, random_bytes, read};
 use std::sync::Arc;
 use stridekit::cudarc::driver::sys::{CUgraphInstantiate_flags, CUstreamCaptureMode};
 use stridekit::graph::CopyGraph;

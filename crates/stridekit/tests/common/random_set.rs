@@ -131,3 +131,20 @@ pub fn next_case(rng: &mut Rng, min_mib: u64) -> Case {
         dst_bytes,
     }
 }
+
+/// Case numbers from a comma-separated list ("2,16,26"; what does not parse is left out).
+pub fn case_numbers(list: &str) -> Vec<usize> {
+    list.split(',')
+        .filter_map(|x| x.trim().parse().ok())
+        .collect()
+}
+
+/// The published set (seed [`SEED`], 64-128 MiB a case) with each case's number: its 200
+/// cases, or those of `wanted` when given (the set is walked in order either way, each
+/// case drawn from the cases before it).
+pub fn published(wanted: Option<Vec<usize>>) -> impl Iterator<Item = (usize, Case)> {
+    let mut rng = Rng(SEED);
+    (0..200)
+        .map(move |n| (n, next_case(&mut rng, 64)))
+        .filter(move |(n, _)| wanted.as_ref().is_none_or(|w| w.contains(n)))
+}

@@ -165,8 +165,8 @@ impl TileParams {
             ng: ng as i32,
             vol: i32::try_from(vol).ok()?,
             ntiles: u32::try_from(t.tiles()).ok()?,
-            data_bytes: i32::try_from(data_bytes(t)).ok()?,
-            pos_bytes: i32::try_from(pos_bytes(t)).ok()?,
+            data_bytes: i32::try_from(t.image_bytes()).ok()?,
+            pos_bytes: i32::try_from(t.slot_table_bytes()).ok()?,
             sbase: 0,
             jbase: 0,
             slot_shift: i32::try_from(t.slot_shift).ok()?,
@@ -217,17 +217,6 @@ impl TileParams {
         }
         Some(p)
     }
-}
-
-/// Shared-memory bytes of a tile's padded data (16-byte aligned end).
-fn data_bytes(t: &TilePlan) -> usize {
-    (TilePlan::slot_bound(t.volume(), t.itemsize).next_multiple_of(2) * t.itemsize)
-        .next_multiple_of(16)
-}
-
-/// Shared-memory bytes of a tile's read slots (u16 each, 16-byte aligned end).
-fn pos_bytes(t: &TilePlan) -> usize {
-    (t.volume() * 2).next_multiple_of(16)
 }
 
 /// Division of a 32-bit index by a fixed extent `d` as a multiply-high and two shifts
