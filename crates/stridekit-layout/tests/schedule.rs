@@ -698,3 +698,37 @@ fn tiles_grow_past_40_kib_only_where_that_removes_remainder_slabs() {
     };
     assert!(t.shared_bytes() <= 40 * 1024, "{t:?}");
 }
+
+/// A remainder slab of few elements runs as one elementwise launch, its own remainders
+/// included: the tile kernel's table building and round trips cost more than its
+/// scattered sectors. Halfwords of a (63, 15, n) copy (the random set's case 78, its rows
+/// shortened): the source every other row, the destination every other element; tiles of
+/// 32 along the rows leave a slab of 17 of them (16065 elements), which took tiles of its
+/// own before.
+#[test]
+fn small_remainder_slabs_run_elementwise() {
+    let (rows, isz) = (1009i64, 2);
+    let shape = [63, 15, rows];
+    let src = StridedLayout::with_offset(&shape, &[2 * rows, 126 * rows, 1], isz, 0).unwrap();
+    let dst_offset = 2 * 62 + 126 * (rows - 1);
+    let dst = StridedLayout::with_offset(&shape, &[-2, 126 * rows, -126], isz, dst_offset).unwrap();
+    let steps = check(&dst, &src, 0, 0).expect("exact");
+    let [CopyStep::Tiled(t), CopyStep::Elementwise(rest)] = &steps[..] else {
+        panic!("whole tiles, then the slab elementwise: {steps:?}")
+    };
+    assert_eq!(
+        t.tiles() as usize * t.volume() + rest.volume,
+        63 * 15 * 1009
+    );
+    assert!(rest.volume > 0 && rest.volume <= 1 << 18, "{rest:?}");
+    // 255 rows a plane, not 15: the slab passes 2^18 elements and takes tiles of its own.
+    let shape = [63, 255, rows];
+    let src = StridedLayout::with_offset(&shape, &[2 * rows, 126 * rows, 1], isz, 0).unwrap();
+    let dst = StridedLayout::with_offset(&shape, &[-2, 126 * rows, -126], isz, dst_offset).unwrap();
+    let plan = CopyPlan::new(&dst, &src).unwrap();
+    let steps = plan.schedule(0, 0);
+    assert!(
+        steps.len() > 1 && steps[1..].iter().any(|s| matches!(s, CopyStep::Tiled(_))),
+        "{steps:?}"
+    );
+}
