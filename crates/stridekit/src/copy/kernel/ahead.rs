@@ -83,10 +83,10 @@ mod tests {
 
     /// Tiles whose remainder slab takes other words than the whole tiles: two kernels
     /// foreseen (the tile kernel at each word width), so a first copy compiles them side
-    /// by side.
+    /// by side. (The slab has 1.08 M elements: a slab of 2^18 or fewer runs elementwise.)
     #[test]
     fn tiles_with_a_remainder_of_other_words_foresee_both_kernels() {
-        let steps = steps_of(&[33, 3, 2, 13, 914, 21], 2, &[4, 0, 5, 2, 1, 3]);
+        let steps = steps_of(&[330, 3, 2, 13, 914, 21], 2, &[4, 0, 5, 2, 1, 3]);
         let kernels: Vec<_> = steps.iter().map(planned_kernel).collect();
         assert_eq!(
             kernels,
