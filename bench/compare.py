@@ -37,9 +37,13 @@ def main():
         cases.append((f"(512,512,256) f32 permute {list(p)}", (512, 512, 256), torch.float32, lambda t, p=p: t.permute(p), "cuda", "cuda"))
     for t_, name in ((torch.float32, "f32"), (torch.float16, "f16")):
         cases.append((f"NCHW->NHWC (64,256,64,64) {name}", (64, 256, 64, 64), t_, lambda t: t.permute(0, 2, 3, 1), "cuda", "cuda"))
+    # Many-axis permutes, then small ones (16 to 512 tiles, a few microseconds).
     for shape, perm, dtype in (((32,) * 5, (4, 2, 0, 3, 1), torch.float32), ((16,) * 6, (5, 3, 1, 4, 2, 0), torch.float32),
-                               ((24, 40, 3, 50, 36), (3, 1, 4, 0, 2), torch.float64)):
-        tname = "f32" if dtype == torch.float32 else "f64"
+                               ((24, 40, 3, 50, 36), (3, 1, 4, 0, 2), torch.float64),
+                               ((8,) * 5, (4, 2, 0, 3, 1), torch.float32), ((12,) * 5, (4, 2, 0, 3, 1), torch.float32),
+                               ((16,) * 5, (4, 2, 0, 3, 1), torch.float32), ((6,) * 6, (5, 3, 1, 4, 2, 0), torch.float32),
+                               ((16,) * 4, (3, 1, 0, 2), torch.float16), ((6, 10, 3, 12, 9), (3, 1, 4, 0, 2), torch.float64)):
+        tname = {torch.float16: "f16", torch.float32: "f32", torch.float64: "f64"}[dtype]
         cases.append((f"{len(shape)}-D {list(shape)} {tname} permute {list(perm)}", shape, dtype, lambda t, p=perm: t.permute(p), "cuda", "cuda"))
     for dtype, name in ((torch.float32, "f32"), (torch.float16, "f16"), (torch.uint8, "u8")):
         cases.append((f"transpose 4097x3001 {name}", (3001, 4097), dtype, lambda t: t.t(), "cuda", "cuda"))

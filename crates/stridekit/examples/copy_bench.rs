@@ -117,11 +117,18 @@ fn main() -> R<()> {
             pageable: false,
         });
     }
-    // Many-axis permutations (also timed with LibreTT: bench/librett_compare.cu).
+    // Many-axis permutations (the first three also timed with LibreTT:
+    // bench/librett_compare.cu), then small ones: 16 to 512 tiles, a few microseconds.
     for (shape, perm, isz) in [
         (vec![32i64, 32, 32, 32, 32], vec![4i64, 2, 0, 3, 1], 4usize),
         (vec![16, 16, 16, 16, 16, 16], vec![5, 3, 1, 4, 2, 0], 4),
         (vec![24, 40, 3, 50, 36], vec![3, 1, 4, 0, 2], 8),
+        (vec![8, 8, 8, 8, 8], vec![4, 2, 0, 3, 1], 4),
+        (vec![12, 12, 12, 12, 12], vec![4, 2, 0, 3, 1], 4),
+        (vec![16, 16, 16, 16, 16], vec![4, 2, 0, 3, 1], 4),
+        (vec![6, 6, 6, 6, 6, 6], vec![5, 3, 1, 4, 2, 0], 4),
+        (vec![16, 16, 16, 16], vec![3, 1, 0, 2], 2),
+        (vec![6, 10, 3, 12, 9], vec![3, 1, 4, 0, 2], 8),
     ] {
         let src = dense(&shape, isz).permuted(&perm)?;
         cases.push(Case {
@@ -129,7 +136,11 @@ fn main() -> R<()> {
                 "{}-D {:?} {} permute {perm:?}",
                 shape.len(),
                 shape,
-                if isz == 4 { "f32" } else { "f64" }
+                match isz {
+                    2 => "f16",
+                    4 => "f32",
+                    _ => "f64",
+                }
             ),
             dst: dense(src.shape(), isz),
             src,
