@@ -22,8 +22,8 @@
 //!
 //! A tile's extents need not divide the axes: the tiled part covers whole tiles and the
 //! remainder slabs are planned again as copies of their own (their own remainders then
-//! run elementwise); a slab of 2^18 elements or fewer runs elementwise
-//! whole, as one launch.
+//! run elementwise); a slab of 2^18 elements or fewer runs elementwise whole, as one
+//! launch.
 
 use crate::plan::CopyPlan;
 use crate::sectors::source_sectors;
