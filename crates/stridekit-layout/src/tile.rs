@@ -92,23 +92,14 @@ impl TilePlan {
     /// coordinate to its first, so that a reversed run reads as words too.
     pub fn read_order(&self) -> Vec<(i64, usize)> {
         let nt = self.extents.len();
-        let mut weight = [0usize; TILE_MAX_AXES];
-        let mut w = 1usize;
-        for (wk, &e) in weight.iter_mut().zip(&self.extents) {
-            *wk = w;
-            w *= e as usize;
-        }
+        let weight = self.destination_weights();
         let mut c = [0i64; TILE_MAX_AXES];
         let mut out = Vec::with_capacity(self.volume());
         for _ in 0..self.volume() {
             let mut off = 0i64;
             let mut j = 0usize;
             for (k, &walked) in c.iter().enumerate().take(nt) {
-                let ck = if self.src_strides[k] < 0 {
-                    self.extents[k] - 1 - walked
-                } else {
-                    walked
-                };
+                let ck = self.read_coordinate(k, walked);
                 off += ck * self.src_strides[k];
                 j += ck as usize * weight[k];
             }
@@ -122,6 +113,29 @@ impl TilePlan {
             }
         }
         out
+    }
+
+    /// Each tile axis's weight in destination order (axis 0 fastest): an element's
+    /// destination-order index is the sum of its coordinates times these.
+    pub(crate) fn destination_weights(&self) -> [usize; TILE_MAX_AXES] {
+        let mut weight = [0usize; TILE_MAX_AXES];
+        let mut w = 1usize;
+        for (wk, &e) in weight.iter_mut().zip(&self.extents) {
+            *wk = w;
+            w *= e as usize;
+        }
+        weight
+    }
+
+    /// The coordinate along tile axis `k` of the element `walked` steps into the source
+    /// order's walk of it: from the far end where the source steps backwards (reads walk
+    /// memory upwards).
+    pub(crate) fn read_coordinate(&self, k: usize, walked: i64) -> i64 {
+        if self.src_strides[k] < 0 {
+            self.extents[k] - 1 - walked
+        } else {
+            walked
+        }
     }
 
     /// For each element in destination order: its destination offset within the tile.

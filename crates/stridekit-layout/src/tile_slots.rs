@@ -58,11 +58,7 @@ impl TilePlan {
     /// Bank wavefronts of the sampled scatter stores with groups of `2^shift` elements
     /// (the model by which the planner picks [`TilePlan::slot_shift`]).
     pub fn scatter_wavefronts(&self, shift: u32) -> usize {
-        let pad = self.slot_pad();
-        scatter_addresses(self)
-            .iter()
-            .map(|store| wavefronts(store, self.itemsize, pad, shift))
-            .sum()
+        total_wavefronts(self, &scatter_addresses(self), shift)
     }
 }
 
@@ -80,7 +76,6 @@ fn densest(pad: usize) -> u32 {
 /// at a group where every sampled store takes its fewest wavefronts.
 pub(crate) fn slot_shift(t: &TilePlan) -> u32 {
     let first = t.densest_slot_shift();
-    let pad = t.slot_pad();
     let stores = scatter_addresses(t);
     // A store's fewest wavefronts: one, or its 4-byte words over the 32 banks.
     let fewest: usize = stores
@@ -93,10 +88,7 @@ pub(crate) fn slot_shift(t: &TilePlan) -> u32 {
         .sum();
     let mut best = (usize::MAX, first);
     for shift in first..=first + WIDER_GROUPS {
-        let cost = stores
-            .iter()
-            .map(|store| wavefronts(store, t.itemsize, pad, shift))
-            .sum();
+        let cost = total_wavefronts(t, &stores, shift);
         if cost < best.0 {
             best = (cost, shift);
             if cost <= fewest {
@@ -105,6 +97,15 @@ pub(crate) fn slot_shift(t: &TilePlan) -> u32 {
         }
     }
     best.1
+}
+
+/// Bank wavefronts of `stores` with `t`'s padding after groups of `2^shift` elements.
+fn total_wavefronts(t: &TilePlan, stores: &[Store], shift: u32) -> usize {
+    let pad = t.slot_pad();
+    stores
+        .iter()
+        .map(|store| wavefronts(store, t.itemsize, pad, shift))
+        .sum()
 }
 
 /// Lanes of a warp.
@@ -118,12 +119,7 @@ type Store = SmallVec<[u32; LANES]>;
 fn scatter_addresses(t: &TilePlan) -> SmallVec<[Store; 4]> {
     let (vol, rw) = (t.volume(), t.read_word.max(1));
     let words = vol / rw;
-    let mut weight = [0usize; crate::TILE_MAX_AXES];
-    let mut w = 1usize;
-    for (wk, &e) in weight.iter_mut().zip(&t.extents) {
-        *wk = w;
-        w *= e as usize;
-    }
+    let weight = t.destination_weights();
     let mut stores = SmallVec::new();
     let elems: &[usize] = if rw > 1 { &[0, rw - 1] } else { &[0] };
     for warp in SAMPLED_WARPS {
@@ -175,20 +171,12 @@ fn advance(t: &TilePlan, c: &mut [usize; crate::TILE_MAX_AXES], by: usize) {
     }
 }
 
-/// The destination-order index of the element at source-order coordinates `c`: an axis
-/// the source steps backwards along is read from its far end ([`TilePlan::read_order`]).
+/// The destination-order index of the element at source-order coordinates `c` (as
+/// [`TilePlan::read_order`] forms it).
 fn destination_of(t: &TilePlan, weight: &[usize], c: &[usize]) -> usize {
     t.src_order
         .iter()
-        .map(|&k| {
-            let e = t.extents[k] as usize;
-            let ck = if t.src_strides[k] < 0 {
-                e - 1 - c[k]
-            } else {
-                c[k]
-            };
-            ck * weight[k]
-        })
+        .map(|&k| t.read_coordinate(k, c[k] as i64) as usize * weight[k])
         .sum()
 }
 
@@ -230,6 +218,45 @@ fn wavefronts(store: &[u32], itemsize: usize, pad: usize, shift: u32) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The sampled stores walk the tile as the kernel's read tables do: each lane's
+    /// destination index is `read_order`'s for its element (backward axes included).
+    #[test]
+    fn sampled_stores_are_the_read_orders_elements() {
+        use crate::{CopyPlan, CopyStep, Order, StridedLayout};
+        let shape = [7i64, 5, 9, 11, 13];
+        // Column-major, its first and last axes reversed; into row-major.
+        let offset = 6 + 3465 * 12;
+        let src = StridedLayout::with_offset(&shape, &[-1, 7, 35, 315, -3465], 2, offset).unwrap();
+        let dst = StridedLayout::dense(&shape, 2, Order::C).unwrap();
+        let steps = CopyPlan::new(&dst, &src).unwrap().schedule(0, 0);
+        let mut checked = 0;
+        for t in steps.iter().filter_map(|s| match s {
+            CopyStep::Tiled(t) => Some(t),
+            _ => None,
+        }) {
+            let reads = t.read_order();
+            let rw = t.read_word;
+            let elems: &[usize] = if rw > 1 { &[0, rw - 1] } else { &[0] };
+            let mut expected = Vec::new();
+            for warp in SAMPLED_WARPS {
+                for &v in elems {
+                    let first = warp * LANES;
+                    if first >= t.volume() / rw {
+                        continue;
+                    }
+                    let lanes: Vec<u32> = (first..(t.volume() / rw).min(first + LANES))
+                        .map(|w| reads[w * rw + v].1 as u32)
+                        .collect();
+                    expected.push(lanes);
+                }
+            }
+            let got: Vec<Vec<u32>> = scatter_addresses(t).iter().map(|s| s.to_vec()).collect();
+            assert_eq!(got, expected, "{t:?}");
+            checked += 1;
+        }
+        assert!(checked > 0, "no tiled step: {steps:?}");
+    }
 
     #[test]
     fn one_store_per_bank_is_one_wavefront() {
