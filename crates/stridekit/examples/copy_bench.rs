@@ -139,7 +139,8 @@ fn main() -> R<()> {
                 match isz {
                     2 => "f16",
                     4 => "f32",
-                    _ => "f64",
+                    8 => "f64",
+                    _ => "bytes",
                 }
             ),
             dst: dense(src.shape(), isz),
