@@ -1260,3 +1260,75 @@ fn repeated_patterns_are_exact_at_every_start_alignment() {
     );
     x.assert_all("repeated patterns");
 }
+
+/// Tiles of one-element reads of 1- and 2-byte elements with fewer elements than a block
+/// has threads, or a last row of reads that only some threads fill (the kernel has each
+/// such thread repeat its first element instead of testing every load), with axes either
+/// side walks backwards (offsets counted from a tile's lowest element), the first
+/// elements `s` and `d` elements past 16-byte alignment: (source, destination).
+fn short_tile_cases(isz: usize, s: i64, d: i64) -> Vec<(StridedLayout, StridedLayout)> {
+    let l = |shape: &[i64], strides: &[i64], off: i64| {
+        StridedLayout::with_offset(shape, strides, isz, off).unwrap()
+    };
+    vec![
+        // One tile of 5 x 7 x 3 = 105 elements: 151 of the 256 threads hold none.
+        (
+            l(&[5, 7, 3], &[1, 5, 35], s),
+            l(&[5, 7, 3], &[-21, 3, -1], 4 * 21 + 2 + d),
+        ),
+        // One tile of 15 x 11 x 3 = 495: one full row of reads and 239 of another.
+        (
+            l(&[15, 11, 3], &[-1, 45, 15], 14 + s),
+            l(&[15, 11, 3], &[33, -3, 1], 30 + d),
+        ),
+        // Many tiles, each ending in a part row: a flipped (37, 51) block transposed in
+        // each of 40 planes, planes read backwards too.
+        (
+            l(
+                &[40, 37, 51],
+                &[-37 * 51, 1, -37],
+                39 * 37 * 51 + 50 * 37 + s,
+            ),
+            l(&[40, 37, 51], &[37 * 51, -51, 1], 36 * 51 + d),
+        ),
+    ]
+}
+
+#[test]
+fn short_tiles_of_small_elements_read_one_element_a_load() {
+    for isz in [1usize, 2] {
+        for (i, (src, dst)) in short_tile_cases(isz, 3, 5).into_iter().enumerate() {
+            let steps = CopyPlan::new(&dst, &src)
+                .unwrap()
+                .schedule(1 << 20, 1 << 20);
+            let CopyStep::Tiled(t) = &steps[0] else {
+                panic!("{src} -> {dst}: {steps:?}")
+            };
+            assert_eq!(t.read_word, 1, "{src} -> {dst}: {t:?}");
+            assert_ne!(t.volume() % 256, 0, "{src} -> {dst}: {t:?}");
+            // The first fits in one tile smaller than a block; the third takes many.
+            match i {
+                0 => assert!(t.volume() < 256, "{t:?}"),
+                2 => assert!(t.tiles() > 1, "{t:?}"),
+                _ => {}
+            }
+        }
+    }
+}
+
+#[test]
+#[ignore = "needs a CUDA device"]
+fn short_tiles_of_small_elements_are_exact_at_every_start_alignment() {
+    let mut x = Exact::new();
+    for isz in [1usize, 2] {
+        let per_chunk = 16 / isz as i64;
+        for s in 0..per_chunk {
+            let d = (s * 5 + 1) % per_chunk;
+            for (src, dst) in short_tile_cases(isz, s, d) {
+                x.check(&src, &dst);
+            }
+        }
+    }
+    assert_eq!(x.count, (16 + 8) * 3, "every layout at every start");
+    x.assert_all("short tiles of one-element reads");
+}

@@ -384,7 +384,7 @@ fn kernel_source(itemsize: usize, variant: Variant) -> Result<(String, &'static 
         ),
         Variant::Tiled { read, write } => (
             format!(
-                "#define PMAX 8\n#define RWORD {}\n#define RW {}\n#define WWORD {}\n#define WW {}\n#define UNR {}\n",
+                "#define PMAX 8\n#define EB {itemsize}\n#define RWORD {}\n#define RW {}\n#define WWORD {}\n#define WW {}\n#define UNR {}\n",
                 wt(read)?,
                 read / itemsize,
                 wt(write)?,
