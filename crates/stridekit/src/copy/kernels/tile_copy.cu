@@ -54,10 +54,10 @@ __device__ __forceinline__ void tile_base(const TileParams& p, unsigned int t, l
 #define LEAN 1
 // Offsets from a tile's lowest element (sbase on the source side; dlow below).
 typedef unsigned int Off;
-#define SBASE_IN_BASE 1
+constexpr bool lean = true;
 #else
 typedef int Off;
-#define SBASE_IN_BASE 0
+constexpr bool lean = false;
 #endif
 // A thread's read words of one tile, all issued before any is used.
 __device__ __forceinline__ void load_tile(RWORD (&buf)[UNR], const ELEM* __restrict__ s, const Off* soff, int nr) {
@@ -91,12 +91,12 @@ extern "C" __global__ void __launch_bounds__(256, TILE_MINB) tile_copy(const ELE
         if (p.dstr[k] < 0) dlow += (p.ext[k] - 1) * p.dstr[k];
 #endif
     // Read offsets count from the lowest source element (sbase) with LEAN.
-    const int sbase = SBASE_IN_BASE ? p.sbase : 0;
+    const int sbase = lean ? p.sbase : 0;
     for (int i = threadIdx.x; i < vol; i += blockDim.x) {
         unsigned int rem = i;
         // Source order walks memory upwards: backwards axes from their far end (their
         // strides and weights come negated, the far end in sbase and jbase).
-        int so = SBASE_IN_BASE ? 0 : p.sbase, j = p.jbase;
+        int so = lean ? 0 : p.sbase, j = p.jbase;
         for (int q = 0; q < p.nt; ++q) {
             const int k = p.sorder[q];
             const unsigned int hi = __umulhi(rem, p.tmul[k]);
@@ -129,32 +129,30 @@ extern "C" __global__ void __launch_bounds__(256, TILE_MINB) tile_copy(const ELE
     RWORD buf[UNR];
     long long sb, db;
     tile_base(p, t, sb, db);
-#ifdef LEAN
+#ifdef RW1REG
     Off myoff[UNR];
     unsigned int myslot[(UNR + 1) / 2];
+#ifdef LEAN
     // A thread with fewer than UNR elements repeats its first one (the same load, the
     // same value into the same slot): its loads and stores need no predicate each.
     const bool any = (int)threadIdx.x < nr;
-    const unsigned int off0 = any ? soff[threadIdx.x] : 0u, slot0 = any ? slot[threadIdx.x] : 0u;
+    const unsigned int fill_off = any ? soff[threadIdx.x] : 0u, fill_slot = any ? slot[threadIdx.x] : 0u;
+#else
+    const Off fill_off = 0;
+    const unsigned int fill_slot = 0u;
+#endif
 #pragma unroll
     for (int u = 0; u < UNR; ++u) {
         const int w = u * blockDim.x + threadIdx.x;
-        myoff[u] = w < nr ? soff[w] : off0;
-        const unsigned int sl = w < nr ? slot[w] : slot0;
+        myoff[u] = w < nr ? soff[w] : fill_off;
+        const unsigned int sl = w < nr ? slot[w] : fill_slot;
         if (u % 2 == 0) myslot[u / 2] = sl; else myslot[u / 2] |= sl << 16;
     }
+#endif
+#ifdef LEAN
 #define LOAD_TILE(base) if (any) { const ELEM* __restrict__ b_ = (base); _Pragma("unroll") \
         for (int u = 0; u < UNR; ++u) buf[u] = *reinterpret_cast<const RWORD*>(b_ + myoff[u]); }
 #elif defined(RW1REG)
-    Off myoff[UNR];
-    unsigned int myslot[(UNR + 1) / 2];
-#pragma unroll
-    for (int u = 0; u < UNR; ++u) {
-        const int w = u * blockDim.x + threadIdx.x;
-        myoff[u] = w < nr ? soff[w] : 0;
-        const unsigned int sl = w < nr ? slot[w] : 0u;
-        if (u % 2 == 0) myslot[u / 2] = sl; else myslot[u / 2] |= sl << 16;
-    }
     const int mine = nr > (int)threadIdx.x ? (nr - 1 - (int)threadIdx.x) / (int)blockDim.x + 1 : 0;
 #define LOAD_TILE(base) _Pragma("unroll") for (int u = 0; u < UNR; ++u) \
         if (u < mine) buf[u] = *reinterpret_cast<const RWORD*>((base) + myoff[u]);
