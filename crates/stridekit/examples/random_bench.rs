@@ -109,13 +109,8 @@ fn seed() -> R<u64> {
 /// The comma-separated case numbers after `flag` when it is the first argument.
 fn case_list(flag: &str) -> Option<Vec<usize>> {
     let mut args = std::env::args().skip(1);
-    (args.next().as_deref() == Some(flag)).then(|| {
-        args.next()
-            .unwrap_or_default()
-            .split(',')
-            .filter_map(|x| x.trim().parse().ok())
-            .collect()
-    })
+    (args.next().as_deref() == Some(flag))
+        .then(|| random_set::case_numbers(&args.next().unwrap_or_default()))
 }
 
 fn main() -> R<()> {
