@@ -42,7 +42,7 @@ pub use layout::{byte_span_of, Order, StridedLayout};
 pub use plan::{CopyPlan, REPEAT_PATTERN_MAX_BYTES};
 pub use repack::RepackOptions;
 pub use runs::{ElementRuns, RowAxis};
-pub use schedule::{CopyStep, SCHEDULE_ADDRESS_PERIOD};
+pub use schedule::{CopyStep, SCHEDULE_ADDRESS_PERIOD, SMALL_COPY};
 pub use slice::{IntoRangeBounds, SliceArg};
 pub use tile::{TilePlan, TILE_MAX_AXES};
 pub use transform::AxisMask;

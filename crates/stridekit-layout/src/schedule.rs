@@ -18,6 +18,7 @@
 //! | one short side | 1- and 2-byte elements; one fast axis has 2 to 16 elements (channels), the other spans at least 256 bytes (pixels) ([`CopyPlan::channel_transpose_axes`]); or one channel picked out of pixels 2 to 4 elements apart, in aligned groups ([`CopyPlan::picked_channel`]) | [`CopyStep::Channels`] | 2 to 4 channels whose planes and batches start on 16 bytes ([`CopyPlan::channel_groups_aligned`]): 16 bytes of every plane a thread, regrouped in registers; others: tiles of up to 4 KiB per channel, the interleaved pixels moving as one run of aligned 16-byte chunks, each plane as another, realigned with funnel shifts |
 //! | gathered reads | short fast axes, but one warp of the elementwise kernel (32 consecutive destination elements) reads few more source sectors than they fill, and elements sharing a sector are read within 1 MiB of each other: planes into small blocks, pairs of interleaved streams ([`GATHER_SPREAD`], [`GATHER_REUSE_BYTES`]) | [`CopyStep::Elementwise`] | as above: L1 and L2 gather the short runs, no shared-memory staging, barrier or remainder launch; bytes (and gathered halfwords) whose destination is dense along a row of the last axes ([`CopyPlan::element_runs`]): 16 (rows of 64 bytes or more) or 4 destination bytes a thread, one index decomposition and one aligned store each, where a warp's reads stay within a few dozen sectors |
 //! | everything else (short fast axes: permutations of many small axes; channel layouts and batched small transposes of wider elements) | fast axes differ, one is short | [`CopyStep::Tiled`] | tiles that merge axes until both sides move >= 32 elements (128 bytes where it fits) contiguously and the tile holds ~2048 elements, staged through shared memory, read and written in 4-16 byte words where the runs are aligned (extents along the contiguous axes kept to word multiples, leaving a remainder slab, where that widens the words at least twofold) |
+//! | small copy | a copy of at most [`SMALL_COPY`] (2^20) elements that would take tiles | [`CopyStep::Elementwise`] | as above: one launch, one round trip, its partly used sectors kept in L2 ([`CopyPlan::schedule_with_small_copy`] sets another bound) |
 //! | fallback | a tile would not fit (offsets past 32 bits, more than 8 tile or grid axes) | [`CopyStep::Elementwise`] | as above |
 //!
 //! A tile's extents need not divide the axes: the tiled part covers whole tiles and the
@@ -127,14 +128,39 @@ impl CopyPlan {
     /// let dst = StridedLayout::dense(&[8, 3, 64, 64], 1, Order::C)?;
     /// let steps = CopyPlan::new(&dst, &src)?.schedule(0, 0);
     /// assert!(matches!(steps[0], CopyStep::Channels { .. }));
-    /// // The same with 8-byte elements: both fast axes are short, so tiles merge axes.
-    /// let src = StridedLayout::dense(&[8, 64, 64, 3], 8, Order::C)?.permuted(&[0, 3, 1, 2])?;
-    /// let dst = StridedLayout::dense(&[8, 3, 64, 64], 8, Order::C)?;
+    /// // The same with 8-byte elements: both fast axes are short, so tiles merge axes
+    /// // (of a copy past `SMALL_COPY` elements).
+    /// let src = StridedLayout::dense(&[128, 64, 64, 3], 8, Order::C)?.permuted(&[0, 3, 1, 2])?;
+    /// let dst = StridedLayout::dense(&[128, 3, 64, 64], 8, Order::C)?;
     /// let steps = CopyPlan::new(&dst, &src)?.schedule(0, 0);
     /// assert!(matches!(steps[0], CopyStep::Tiled(_)));
     /// # Ok::<(), stridekit_layout::LayoutError>(())
     /// ```
     pub fn schedule(&self, dst_ptr: u64, src_ptr: u64) -> SmallVec<[CopyStep; 4]> {
+        self.schedule_with_small_copy(dst_ptr, src_ptr, SMALL_COPY)
+    }
+
+    /// [`schedule`](Self::schedule) with `small_copy` elements in place of
+    /// [`SMALL_COPY`]: a whole copy of at most that many elements that would take
+    /// multi-axis tiles runs as one elementwise launch. 0 keeps tiles for every copy that
+    /// takes them, whatever its size (tests of the tile kernel use small copies).
+    ///
+    /// ```
+    /// use stridekit_layout::{CopyPlan, CopyStep, Order, StridedLayout};
+    /// // A 5-D permute of 8^5 f32: small, so elementwise; tiled when told so.
+    /// let src = StridedLayout::dense(&[8; 5], 4, Order::C)?.permuted(&[4, 2, 0, 3, 1])?;
+    /// let dst = StridedLayout::dense(src.shape(), 4, Order::C)?;
+    /// let plan = CopyPlan::new(&dst, &src)?;
+    /// assert!(matches!(plan.schedule(0, 0)[..], [CopyStep::Elementwise(_)]));
+    /// assert!(matches!(plan.schedule_with_small_copy(0, 0, 0)[0], CopyStep::Tiled(_)));
+    /// # Ok::<(), stridekit_layout::LayoutError>(())
+    /// ```
+    pub fn schedule_with_small_copy(
+        &self,
+        dst_ptr: u64,
+        src_ptr: u64,
+        small_copy: usize,
+    ) -> SmallVec<[CopyStep; 4]> {
         let mut out = SmallVec::new();
         if self.volume == 0 {
             return out;
@@ -157,8 +183,8 @@ impl CopyPlan {
         }
         classify(
             &self.vectorized(dst_ptr, src_ptr),
-            dst_ptr,
-            src_ptr,
+            (dst_ptr, src_ptr),
+            small_copy,
             0,
             &mut out,
         );
@@ -267,6 +293,19 @@ const WORD_TRANSPOSE_FILL: f64 = 0.8;
 /// 1.01-1.06x, none slower.
 const SMALL_REMAINDER: usize = 1 << 18;
 
+/// Elements of a whole copy at or below which it runs as one elementwise launch where it
+/// would otherwise take multi-axis tiles. A tile launch's blocks first build their tables
+/// in shared memory and then take one or two tiles each at this size, so the tables and
+/// the round trip between them outweigh the tiles' better sectors, and a copy this small
+/// (at most 16 MiB a side) keeps its partly used sectors in the 50 MB L2 until their
+/// other elements are read. Measured on the H200 (`examples/small_bench.rs`, and the
+/// random set at 1-2 and 8-16 MiB a case): every tiled copy of the 1-2 MiB set but one
+/// (71 of 72) 1.1-3.2x as fast; of the 8-16 MiB set's tiled copies of 2^20 elements or
+/// fewer, 12 of 15 1.06-1.54x, two within 2%, one 0.94x; small many-axis permutes
+/// 1.4-2.4x (5-D 8^5 f32 9.2 -> 5.5 µs). Above 2^20 elements the two split (8-16 MiB
+/// cases of 2^20 to 2^22 elements: 26 faster elementwise, 13 as tiles, up to 1.9x).
+pub const SMALL_COPY: usize = 1 << 20;
+
 /// How full the word transpose's tiles are: 128 source bytes along `a` by 128 (bytes) or
 /// 64 (halfwords) rows along `l`.
 fn word_transpose_fill(p: &CopyPlan, a: usize, l: usize) -> f64 {
@@ -276,10 +315,13 @@ fn word_transpose_fill(p: &CopyPlan, a: usize, l: usize) -> f64 {
     along_l * along_a
 }
 
+/// Appends the steps of `p` to `out`: `depth` 0 for the whole copy, 1 for a remainder
+/// slab of its tiles; a whole copy of at most `small_copy` elements that would take tiles
+/// runs elementwise.
 fn classify(
     p: &CopyPlan,
-    dst_ptr: u64,
-    src_ptr: u64,
+    (dst_ptr, src_ptr): (u64, u64),
+    small_copy: usize,
     depth: usize,
     out: &mut SmallVec<[CopyStep; 4]>,
 ) {
@@ -381,8 +423,14 @@ fn classify(
         out.push(CopyStep::Elementwise(p.clone()));
         return;
     }
-    if depth > 0 && p.volume <= SMALL_REMAINDER {
-        // A small remainder slab: one elementwise launch, its own remainders included.
+    let small = if depth == 0 {
+        small_copy
+    } else {
+        SMALL_REMAINDER
+    };
+    if p.volume <= small {
+        // A small copy, or a small remainder slab: one elementwise launch, its own
+        // remainders included.
         out.push(CopyStep::Elementwise(p.clone()));
         return;
     }
@@ -391,7 +439,7 @@ fn classify(
             out.push(CopyStep::Tiled(Box::new(t)));
             for r in rest {
                 if depth < 1 {
-                    classify(&r, dst_ptr, src_ptr, depth + 1, out);
+                    classify(&r, (dst_ptr, src_ptr), small_copy, depth + 1, out);
                 } else if r.volume > 0 {
                     out.push(CopyStep::Elementwise(r));
                 }

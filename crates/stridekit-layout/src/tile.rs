@@ -28,7 +28,8 @@ pub const TILE_MAX_AXES: usize = 8;
 /// // destination's rows are 96 bytes long, so tiles merge them with the next axis.
 /// let src = StridedLayout::dense(&[24, 4096], 4, Order::C)?.permuted(&[1, 0])?;
 /// let dst = StridedLayout::dense(&[4096, 24], 4, Order::C)?;
-/// let steps = CopyPlan::new(&dst, &src)?.schedule(0, 0);
+/// // (Small: tiles only when asked for; `schedule` copies it elementwise.)
+/// let steps = CopyPlan::new(&dst, &src)?.schedule_with_small_copy(0, 0, 0);
 /// let CopyStep::Tiled(t) = &steps[0] else { panic!("{steps:?}") };
 /// assert_eq!((t.read_word, t.write_word), (4, 4)); // 16-byte words both ways
 /// let (reads, writes) = (t.read_order(), t.write_order());

@@ -229,7 +229,9 @@ mod tests {
         let offset = 6 + 3465 * 12;
         let src = StridedLayout::with_offset(&shape, &[-1, 7, 35, 315, -3465], 2, offset).unwrap();
         let dst = StridedLayout::dense(&shape, 2, Order::C).unwrap();
-        let steps = CopyPlan::new(&dst, &src).unwrap().schedule(0, 0);
+        let steps = CopyPlan::new(&dst, &src)
+            .unwrap()
+            .schedule_with_small_copy(0, 0, 0);
         let mut checked = 0;
         for t in steps.iter().filter_map(|s| match s {
             CopyStep::Tiled(t) => Some(t),

@@ -6,6 +6,7 @@ use proptest::prelude::*;
 use std::collections::HashMap;
 use stridekit_layout::{
     CopyPlan, CopyStep, Order, SliceArg, StridedLayout, TilePlan, SCHEDULE_ADDRESS_PERIOD,
+    SMALL_COPY,
 };
 
 /// (destination byte, source byte) pairs of the copy, straight from the two layouts.
@@ -123,7 +124,7 @@ fn check(
     sptr: u64,
 ) -> Result<Vec<CopyStep>, String> {
     let plan = CopyPlan::new(dst, src).map_err(|e| e.to_string())?;
-    let steps = plan.schedule(dptr, sptr);
+    let steps = plan.schedule_with_small_copy(dptr, sptr, 0);
     let mut got = HashMap::new();
     for st in &steps {
         match st {
@@ -376,7 +377,7 @@ fn classes_pick_the_expected_kernels() {
     assert_eq!(kinds(&a1, &t1, 4, 2), ["transpose"]);
     let word = |dptr: u64, sptr: u64| match &CopyPlan::new(&a1, &t1)
         .expect("plan")
-        .schedule(dptr, sptr)[..]
+        .schedule_with_small_copy(dptr, sptr, 0)[..]
     {
         [CopyStep::Transpose { word, .. }] => *word,
         other => panic!("{other:?}"),
@@ -500,7 +501,7 @@ fn slot_groups_spread_the_scatter_over_the_banks() {
     .expect("destination");
     let steps = CopyPlan::new(&dst, &src)
         .expect("plan")
-        .schedule(1 << 40, 1 << 41);
+        .schedule_with_small_copy(1 << 40, 1 << 41, 0);
     let CopyStep::Tiled(t) = &steps[0] else {
         panic!("{steps:?}")
     };
@@ -581,7 +582,7 @@ fn channel_groups_are_aligned_only_where_every_plane_and_batch_starts_on_16_byte
 /// The schedule's first step for `src` copied into `dst`, both first elements at `P`.
 fn first_step(dst: &StridedLayout, src: &StridedLayout, dst_ptr: u64, src_ptr: u64) -> CopyStep {
     let plan = CopyPlan::new(dst, src).unwrap();
-    plan.schedule(dst_ptr, src_ptr)[0].clone()
+    plan.schedule_with_small_copy(dst_ptr, src_ptr, 0)[0].clone()
 }
 
 #[test]
@@ -670,7 +671,47 @@ proptest! {
         let plan = CopyPlan::new(&dst, &src).expect("plan");
         let p = SCHEDULE_ADDRESS_PERIOD;
         prop_assert_eq!(plan.schedule(rd, rs), plan.schedule(rd + i * p, rs + j * p));
+        prop_assert_eq!(
+            plan.schedule_with_small_copy(rd, rs, 0),
+            plan.schedule_with_small_copy(rd + i * p, rs + j * p, 0)
+        );
     }
+}
+
+/// A whole copy of at most `SMALL_COPY` (2^20) elements that would take multi-axis tiles
+/// runs as one elementwise launch: its blocks would build their tables for one or two
+/// tiles each. One element more, and it takes tiles; 0 in `schedule_with_small_copy`
+/// keeps tiles at any size.
+#[test]
+fn small_copies_run_elementwise() {
+    let permute = |shape: &[i64]| {
+        let src = StridedLayout::dense(shape, 4, Order::C)
+            .unwrap()
+            .permuted(&[4, 2, 0, 3, 1])
+            .unwrap();
+        let dst = StridedLayout::dense(src.shape(), 4, Order::C).unwrap();
+        (dst, src)
+    };
+    assert_eq!(SMALL_COPY, 1 << 20);
+    for shape in [[8i64; 5], [16; 5], [6, 10, 3, 12, 9]] {
+        let (dst, src) = permute(&shape);
+        let plan = CopyPlan::new(&dst, &src).unwrap();
+        assert!(plan.volume <= SMALL_COPY);
+        let steps = plan.schedule(0, 0);
+        assert!(
+            matches!(&steps[..], [CopyStep::Elementwise(p)] if p.volume == plan.volume),
+            "{steps:?}"
+        );
+        // Tiled when asked for (`check` plans so, and replays every byte).
+        let tiled = check(&dst, &src, 0, 0).expect("exact");
+        assert!(matches!(tiled[0], CopyStep::Tiled(_)), "{tiled:?}");
+    }
+    // 17 * 16^4 elements: past the bound, tiles.
+    let (dst, src) = permute(&[17, 16, 16, 16, 16]);
+    let plan = CopyPlan::new(&dst, &src).unwrap();
+    assert!(plan.volume > SMALL_COPY);
+    let steps = plan.schedule(0, 0);
+    assert!(matches!(steps[0], CopyStep::Tiled(_)), "{steps:?}");
 }
 
 /// Tiles take up to 48 KiB of shared memory only where that leaves fewer remainder slabs.
@@ -726,7 +767,7 @@ fn small_remainder_slabs_run_elementwise() {
     let src = StridedLayout::with_offset(&shape, &[2 * rows, 126 * rows, 1], isz, 0).unwrap();
     let dst = StridedLayout::with_offset(&shape, &[-2, 126 * rows, -126], isz, dst_offset).unwrap();
     let plan = CopyPlan::new(&dst, &src).unwrap();
-    let steps = plan.schedule(0, 0);
+    let steps = plan.schedule_with_small_copy(0, 0, 0);
     assert!(
         steps.len() > 1 && steps[1..].iter().any(|s| matches!(s, CopyStep::Tiled(_))),
         "{steps:?}"

@@ -1,7 +1,9 @@
 //! Copies at the memory roofline? 200 random layouts (fixed seed), each 64-128 MiB of
 //! elements, device to device: `cargo run --release --example random_bench [N [FILE]]` on
 //! a GPU (`random_bench --cases 2,16,26 [FILE]`: those cases only; `RANDOM_SEED=0x1234
-//! random_bench ...`: another set of the same kind, for layouts nobody tuned for). With
+//! random_bench ...`: another set of the same kind, for layouts nobody tuned for;
+//! `RANDOM_MIB=1 random_bench ...`: cases of 1-2 MiB instead, where launches and round
+//! trips weigh more than bandwidth). With
 //! FILE, every case (layouts, roofline bytes, time) is written there as JSON lines, for
 //! `bench/random_compare.py` to time PyTorch on the same layouts.
 //!
@@ -86,6 +88,19 @@ fn steps(plan: &CopyPlan, dptr: u64, sptr: u64) -> String {
         .join("+")
 }
 
+/// Each case's size: `RANDOM_MIB` to twice that MiB of elements (default 64, the
+/// published set).
+fn case_mib() -> R<u64> {
+    match std::env::var("RANDOM_MIB") {
+        Err(_) => Ok(64),
+        Ok(v) => v
+            .parse()
+            .ok()
+            .filter(|&m| (1..=1024).contains(&m))
+            .ok_or_else(|| err(format!("RANDOM_MIB={v}: expected MiB from 1 to 1024"))),
+    }
+}
+
 /// The set's seed: `RANDOM_SEED` (decimal or `0x` hex) where set, else the published set's.
 fn seed() -> R<u64> {
     match std::env::var("RANDOM_SEED") {
@@ -131,6 +146,13 @@ fn main() -> R<()> {
             .unwrap_or(200),
     };
     let seed = seed()?;
+    let mib = case_mib()?;
+    if mib != 64 {
+        println!(
+            "random set of {mib}-{} MiB cases (the published set: 64-128)",
+            2 * mib
+        );
+    }
     if seed != random_set::SEED {
         println!(
             "random set of seed {seed:#x} (the published set: {:#x})",
@@ -153,7 +175,7 @@ fn main() -> R<()> {
                 dst: dl,
                 src_bytes: sbytes,
                 dst_bytes: dbytes,
-            } = random_set::next_case(&mut rng, 64);
+            } = random_set::next_case(&mut rng, mib);
             if !p.contains(&case) {
                 continue;
             }
@@ -222,7 +244,7 @@ fn main() -> R<()> {
             dst: dl,
             src_bytes: sbytes,
             dst_bytes: dbytes,
-        } = random_set::next_case(&mut rng, 64);
+        } = random_set::next_case(&mut rng, mib);
         if only.as_ref().is_some_and(|o| !o.contains(&case)) {
             continue;
         }

@@ -46,7 +46,8 @@ pub use background_compile::{
     kernels_compiled_in_background, set_background_compile, wait_for_kernels,
 };
 pub use copy::{
-    release_copy_temporaries, CopyOptions, MANAGED_PREFETCH_MIN_BYTES, TEMPORARIES_KEPT_BYTES,
+    release_copy_temporaries, set_small_copy_elements, small_copy_elements, CopyOptions,
+    MANAGED_PREFETCH_MIN_BYTES, TEMPORARIES_KEPT_BYTES,
 };
 pub use cudarc;
 pub use cudarc::driver::{CudaContext, CudaEvent, CudaStream};
@@ -67,7 +68,7 @@ pub use stream::{StreamOrder, StreamValue};
 pub use stridekit_layout as layout;
 pub use stridekit_layout::{
     s, CopyPlan, CopyStep, LayoutError, Order, SliceArg, StridedLayout, TilePlan,
-    SCHEDULE_ADDRESS_PERIOD,
+    SCHEDULE_ADDRESS_PERIOD, SMALL_COPY,
 };
 pub use tma::TensorMapDescriptor;
 pub use typestr::dtype_from_typestr;

@@ -372,3 +372,55 @@ fn layouts_of_more_than_eight_axes_use_the_large_parameter_block() {
         );
     }
 }
+
+/// Small copies by default ([`stridekit::SMALL_COPY`], 2^20 elements): one elementwise
+/// launch where larger copies take multi-axis tiles, element by element where larger ones
+/// gather rows, with at least a block an SM. Many-axis permutes of every element size
+/// (the benchmarks' small ones among them) and the random set's kinds of layouts at 1-2
+/// MiB, against the host reference byte for byte (gaps included).
+#[test]
+#[ignore = "needs a CUDA device"]
+fn small_copies_run_elementwise_exactly() {
+    use common::random_set::{next_case, Rng as SetRng, SEED};
+    use common::{copy_between, dense_c, permuted_c};
+    use stridekit::{CopyPlan, CopyStep};
+    assert_eq!(stridekit::small_copy_elements(), stridekit::SMALL_COPY);
+    let dev = Device::open(0).unwrap();
+    let stream = dev.new_stream().unwrap();
+    let mr = DeviceMemoryResource::new(&dev).unwrap();
+    let five = [4, 2, 0, 3, 1];
+    let permutes: [(&[i64], &[i64], usize); 8] = [
+        (&[8; 5], &five, 4),
+        (&[12; 5], &five, 4),
+        (&[16; 5], &five, 4),
+        (&[6; 6], &[5, 3, 1, 4, 2, 0], 4),
+        (&[16; 4], &[3, 1, 0, 2], 2),
+        (&[16; 4], &[3, 1, 0, 2], 1),
+        (&[6, 10, 3, 12, 9], &[3, 1, 4, 0, 2], 8),
+        (&[8; 5], &five, 16),
+    ];
+    let mut cases = vec![];
+    for (shape, perm, isz) in permutes {
+        let src = permuted_c(shape, isz, perm);
+        let dst = dense_c(src.shape(), isz);
+        let steps = CopyPlan::new(&dst, &src).unwrap().schedule(0, 0);
+        assert!(
+            matches!(steps[..], [CopyStep::Elementwise(_)]),
+            "{shape:?} {isz}: {steps:?}"
+        );
+        cases.push((src, dst));
+    }
+    let mut rng = SetRng(SEED);
+    for _ in 0..40 {
+        let c = next_case(&mut rng, 1);
+        cases.push((c.src, c.dst));
+    }
+    let failures: Vec<String> = cases
+        .iter()
+        .enumerate()
+        .filter_map(|(i, (sl, dl))| {
+            copy_between(&mr, &mr, &stream, sl, dl, i as u64).map(|e| format!("case {i}: {e}"))
+        })
+        .collect();
+    assert!(failures.is_empty(), "{failures:#?}");
+}

@@ -12,6 +12,15 @@ use stridekit::{
     MemoryResource, StridedLayout,
 };
 
+/// The device, with small copies kept on the kernels these tests are about: tiles and
+/// gathered rows at any size (`set_small_copy_elements(0)`, for the whole process; every
+/// copy is exact either way, and `gpu_copy` tests the default). The tests' own schedules
+/// are planned alike (`schedule_with_small_copy(.., 0)`).
+fn open_device() -> Device {
+    stridekit::set_small_copy_elements(0);
+    Device::open(0).unwrap()
+}
+
 /// Copies `sl` into `dl` on the device; `None` when byte-exact, else what went wrong.
 fn run(
     mr: &DeviceMemoryResource,
@@ -21,7 +30,9 @@ fn run(
     seed: u64,
 ) -> Option<String> {
     copy_between(mr, mr, stream, sl, dl, seed).map(|e| {
-        let steps = CopyPlan::new(dl, sl).unwrap().schedule(1 << 20, 1 << 20);
+        let steps = CopyPlan::new(dl, sl)
+            .unwrap()
+            .schedule_with_small_copy(1 << 20, 1 << 20, 0);
         format!("{e}; steps {steps:?}")
     })
 }
@@ -194,7 +205,9 @@ fn named_cases() -> Vec<Named> {
 fn named_cases_take_the_expected_kernels() {
     let mut wrong = Vec::new();
     for (name, sl, dl, first) in named_cases() {
-        let steps = CopyPlan::new(&dl, &sl).unwrap().schedule(1 << 20, 1 << 20);
+        let steps = CopyPlan::new(&dl, &sl)
+            .unwrap()
+            .schedule_with_small_copy(1 << 20, 1 << 20, 0);
         if kind(&steps[0]) != first {
             wrong.push(format!("{name}: {} ({steps:?})", kind(&steps[0])));
         }
@@ -205,7 +218,7 @@ fn named_cases_take_the_expected_kernels() {
 #[test]
 #[ignore = "needs a CUDA device"]
 fn every_schedule_class_copies_exactly() {
-    let dev = Device::open(0).unwrap();
+    let dev = open_device();
     let stream = dev.new_stream().unwrap();
     let mr = DeviceMemoryResource::new(&dev).unwrap();
     let mut failures = vec![];
@@ -220,7 +233,7 @@ fn every_schedule_class_copies_exactly() {
 #[test]
 #[ignore = "needs a CUDA device"]
 fn the_randomized_set_copies_exactly() {
-    let dev = Device::open(0).unwrap();
+    let dev = open_device();
     let stream = dev.new_stream().unwrap();
     let mr = DeviceMemoryResource::new(&dev).unwrap();
     let mut rng = Rng(SEED);
@@ -243,7 +256,7 @@ fn the_randomized_set_copies_exactly() {
 #[test]
 #[ignore = "needs a CUDA device"]
 fn pageable_host_copies_cross_many_staging_chunks() {
-    let dev = Device::open(0).unwrap();
+    let dev = open_device();
     let stream = dev.new_stream().unwrap();
     let device = DeviceMemoryResource::new(&dev).unwrap();
     let host = HostMemoryResource;
@@ -317,7 +330,7 @@ struct Exact {
 
 impl Exact {
     fn new() -> Self {
-        let dev = Device::open(0).unwrap();
+        let dev = open_device();
         Exact {
             mr: DeviceMemoryResource::new(&dev).unwrap(),
             stream: dev.new_stream().unwrap(),
@@ -386,9 +399,10 @@ fn word_transpose_cases_are_scheduled_as_transposes() {
     for isz in [1usize, 2] {
         for (rows, cols) in word_sizes(isz) {
             let (src, dst) = word_case(isz, (rows, cols), 3, 5, false);
-            let steps = CopyPlan::new(&dst, &src)
-                .unwrap()
-                .schedule(1 << 20, 1 << 20);
+            let steps =
+                CopyPlan::new(&dst, &src)
+                    .unwrap()
+                    .schedule_with_small_copy(1 << 20, 1 << 20, 0);
             assert_eq!(kind(&steps[0]), "transpose", "{src} -> {dst}: {steps:?}");
         }
     }
@@ -466,15 +480,18 @@ fn channel_cases_are_scheduled_as_channels() {
             let dst = at_offset(isz, 5, &[ch, 1000]);
             // Deinterleaving reads pixels up to 8 bytes apart through the channel kernel.
             if ch * isz as i64 <= 8 {
-                let steps = CopyPlan::new(&dst, &src)
-                    .unwrap()
-                    .schedule(1 << 20, 1 << 20);
+                let steps = CopyPlan::new(&dst, &src).unwrap().schedule_with_small_copy(
+                    1 << 20,
+                    1 << 20,
+                    0,
+                );
                 assert_eq!(kind(&steps[0]), "channels", "{src} -> {dst}: {steps:?}");
             }
             // Interleaving: any channel count up to 16.
-            let steps = CopyPlan::new(&src, &dst)
-                .unwrap()
-                .schedule(1 << 20, 1 << 20);
+            let steps =
+                CopyPlan::new(&src, &dst)
+                    .unwrap()
+                    .schedule_with_small_copy(1 << 20, 1 << 20, 0);
             assert_eq!(kind(&steps[0]), "channels", "{dst} -> {src}: {steps:?}");
         }
     }
@@ -535,9 +552,11 @@ fn channels_out_of_pixels_with_gaps_are_exact() {
                         .permuted(&[1, 0])
                         .unwrap();
                     let dst = at_offset(isz, 3, &[ch, pixels]);
-                    let steps = CopyPlan::new(&dst, &src)
-                        .unwrap()
-                        .schedule(1 << 20, 1 << 20);
+                    let steps = CopyPlan::new(&dst, &src).unwrap().schedule_with_small_copy(
+                        1 << 20,
+                        1 << 20,
+                        0,
+                    );
                     assert_eq!(kind(&steps[0]), "channels", "{src} -> {dst}: {steps:?}");
                     x.check(&src, &dst);
                 }
@@ -587,7 +606,7 @@ fn channel_layouts_on_16_bytes_take_the_group_kernel() {
                 let (inter, planar) = grouped_case(isz, ch, pixels, batches, 1);
                 for (src, dst) in [(&inter, &planar), (&planar, &inter)] {
                     let plan = CopyPlan::new(dst, src).unwrap();
-                    let steps = plan.schedule(1 << 20, 1 << 20);
+                    let steps = plan.schedule_with_small_copy(1 << 20, 1 << 20, 0);
                     assert_eq!(kind(&steps[0]), "channels", "{src} -> {dst}: {steps:?}");
                     let axes = plan.channel_transpose_axes().unwrap();
                     assert!(
@@ -648,9 +667,11 @@ fn picked_channels_at_16_bytes_take_the_group_kernel() {
         for step in [2i64, 3, 4] {
             for shape in [(1i64, 37i64, 41i64), (2, 64, 64)] {
                 let (src, dst) = picked_case(isz, shape, step, 0);
-                let steps = CopyPlan::new(&dst, &src)
-                    .unwrap()
-                    .schedule(1 << 20, 1 << 20);
+                let steps = CopyPlan::new(&dst, &src).unwrap().schedule_with_small_copy(
+                    1 << 20,
+                    1 << 20,
+                    0,
+                );
                 assert_eq!(kind(&steps[0]), "channels", "{src} -> {dst}: {steps:?}");
             }
         }
@@ -704,9 +725,10 @@ fn reversed_channels_are_scheduled_as_such() {
                 .sliced(s![.., ..;-1])
                 .unwrap();
             let dst = at_offset(isz, 5, &[1000, ch]);
-            let steps = CopyPlan::new(&dst, &src)
-                .unwrap()
-                .schedule(1 << 20, 1 << 20);
+            let steps =
+                CopyPlan::new(&dst, &src)
+                    .unwrap()
+                    .schedule_with_small_copy(1 << 20, 1 << 20, 0);
             assert_eq!(kind(&steps[0]), "reversed", "{src} -> {dst}: {steps:?}");
         }
     }
@@ -752,9 +774,10 @@ fn rows_case(isz: usize, rows: i64, row: i64, s: i64, d: i64) -> (StridedLayout,
 fn shifted_rows_are_scheduled_as_rows() {
     for isz in [1usize, 2, 4] {
         let (src, dst) = rows_case(isz, 5, 1000, 1, 2);
-        let steps = CopyPlan::new(&dst, &src)
-            .unwrap()
-            .schedule(1 << 20, 1 << 20);
+        let steps =
+            CopyPlan::new(&dst, &src)
+                .unwrap()
+                .schedule_with_small_copy(1 << 20, 1 << 20, 0);
         assert_eq!(kind(&steps[0]), "rows", "{src} -> {dst}: {steps:?}");
     }
 }
@@ -842,9 +865,10 @@ fn reversed_rows_cases(isz: usize) -> Vec<(StridedLayout, StridedLayout)> {
 fn reversed_rows_are_scheduled_as_such() {
     for isz in [1usize, 2] {
         for (src, dst) in reversed_rows_cases(isz) {
-            let steps = CopyPlan::new(&dst, &src)
-                .unwrap()
-                .schedule(1 << 20, 1 << 20);
+            let steps =
+                CopyPlan::new(&dst, &src)
+                    .unwrap()
+                    .schedule_with_small_copy(1 << 20, 1 << 20, 0);
             assert_eq!(
                 kind(&steps[0]),
                 "reversed rows",
@@ -880,9 +904,10 @@ fn small_matrix_batches_are_scheduled_as_such() {
     ] {
         let src = c(&[b, m, n], isz).permuted(&[0, 2, 1]).unwrap();
         let dst = c(&[b, n, m], isz);
-        let steps = CopyPlan::new(&dst, &src)
-            .unwrap()
-            .schedule(1 << 20, 1 << 20);
+        let steps =
+            CopyPlan::new(&dst, &src)
+                .unwrap()
+                .schedule_with_small_copy(1 << 20, 1 << 20, 0);
         assert_eq!(kind(&steps[0]), "matrices", "{src} -> {dst}: {steps:?}");
     }
 }
@@ -991,7 +1016,7 @@ fn run_kernel_rows(
     let mut out = Vec::new();
     for (src, dst) in cases {
         let plan = CopyPlan::new(&dst, &src).unwrap();
-        for step in plan.schedule(1 << 20, 1 << 20) {
+        for step in plan.schedule_with_small_copy(1 << 20, 1 << 20, 0) {
             if let CopyStep::Elementwise(p) = step {
                 out.extend(p.element_runs());
             }
@@ -1106,7 +1131,7 @@ fn tiles_over_odd_rows_keep_word_multiples_on_the_16_byte_grid() {
     let (src, dst) = word_multiple_case(0, 0);
     let steps = CopyPlan::new(&dst, &src)
         .unwrap()
-        .schedule(1 << 20, 1 << 20);
+        .schedule_with_small_copy(1 << 20, 1 << 20, 0);
     let CopyStep::Tiled(t) = &steps[0] else {
         panic!("{steps:?}")
     };
@@ -1171,9 +1196,10 @@ fn run_tile_cases(s: i64, d: i64) -> Vec<(StridedLayout, StridedLayout)> {
 #[test]
 fn run_tile_cases_take_multi_axis_tiles() {
     for (src, dst) in run_tile_cases(3, 5) {
-        let steps = CopyPlan::new(&dst, &src)
-            .unwrap()
-            .schedule(1 << 20, 1 << 20);
+        let steps =
+            CopyPlan::new(&dst, &src)
+                .unwrap()
+                .schedule_with_small_copy(1 << 20, 1 << 20, 0);
         assert_eq!(kind(&steps[0]), "tiled", "{src} -> {dst}: {steps:?}");
     }
 }
@@ -1231,9 +1257,11 @@ fn repeated_patterns_are_scheduled_as_such() {
     for isz in [1usize, 2, 4, 8, 16] {
         for d in [0, 1] {
             for (src, dst) in repeat_cases(isz, d) {
-                let steps = CopyPlan::new(&dst, &src)
-                    .unwrap()
-                    .schedule(1 << 20, 1 << 20);
+                let steps = CopyPlan::new(&dst, &src).unwrap().schedule_with_small_copy(
+                    1 << 20,
+                    1 << 20,
+                    0,
+                );
                 assert_eq!(steps.len(), 1, "{src} -> {dst}: {steps:?}");
                 let repeat = kind(&steps[0]) == "repeat";
                 assert_eq!(repeat, isz < 16, "{src} -> {dst}: {steps:?}");
@@ -1298,9 +1326,10 @@ fn short_tile_cases(isz: usize, s: i64, d: i64) -> Vec<(StridedLayout, StridedLa
 fn short_tiles_of_small_elements_read_one_element_a_load() {
     for isz in [1usize, 2] {
         for (i, (src, dst)) in short_tile_cases(isz, 3, 5).into_iter().enumerate() {
-            let steps = CopyPlan::new(&dst, &src)
-                .unwrap()
-                .schedule(1 << 20, 1 << 20);
+            let steps =
+                CopyPlan::new(&dst, &src)
+                    .unwrap()
+                    .schedule_with_small_copy(1 << 20, 1 << 20, 0);
             let CopyStep::Tiled(t) = &steps[0] else {
                 panic!("{src} -> {dst}: {steps:?}")
             };

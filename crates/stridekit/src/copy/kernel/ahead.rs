@@ -4,7 +4,7 @@
 //! after another they add up in the first copy's wait. Compiled ahead on a thread each,
 //! the wait is about the slowest one's.
 
-use super::{function, generic, tiled, Variant};
+use super::{function, generic, sm_count, tiled, Variant};
 use crate::runtime::Runtime;
 use cudarc::driver::CudaStream;
 use smallvec::SmallVec;
@@ -17,11 +17,11 @@ use stridekit_layout::CopyStep;
 /// started or a compile that fails here is compiled, or reported, by the launch itself.
 pub(super) fn compile_ahead(steps: &[CopyStep], stream: &Arc<CudaStream>) {
     const OP: &str = "strided copy kernel";
-    let Ok(runtime) = Runtime::of_stream(OP, stream) else {
+    let (Ok(runtime), Ok(sms)) = (Runtime::of_stream(OP, stream), sm_count(stream)) else {
         return;
     };
     let mut missing: SmallVec<[(usize, Variant); 4]> = SmallVec::new();
-    for k in steps.iter().filter_map(planned_kernel) {
+    for k in steps.iter().filter_map(|s| planned_kernel(s, sms)) {
         if !missing.contains(&k) && matches!(runtime.has_function(OP, k.1.key(k.0)), Ok(false)) {
             missing.push(k);
         }
@@ -52,17 +52,20 @@ pub(super) fn compile_ahead(steps: &[CopyStep], stream: &Arc<CudaStream>) {
 /// cache and the packs goes to a background thread at once, not only the first the steps
 /// reach.
 pub(super) fn request(steps: &[CopyStep], stream: &Arc<CudaStream>) {
-    for (isz, v) in steps.iter().filter_map(planned_kernel) {
+    let Ok(sms) = sm_count(stream) else {
+        return;
+    };
+    for (isz, v) in steps.iter().filter_map(|s| planned_kernel(s, sms)) {
         let _ = function(stream, isz, v);
     }
 }
 
-/// The kernel a step launches, where the step alone tells: tiles and elementwise copies
-/// (the steps that schedules of several launches are made of).
-fn planned_kernel(step: &CopyStep) -> Option<(usize, Variant)> {
+/// The kernel a step launches on a GPU of `sms` SMs, where the step alone tells: tiles
+/// and elementwise copies (the steps that schedules of several launches are made of).
+fn planned_kernel(step: &CopyStep, sms: u64) -> Option<(usize, Variant)> {
     match step {
-        CopyStep::Tiled(t) if t.tiles() > 0 => Some((t.itemsize, tiled::kernel_of(t))),
-        CopyStep::Elementwise(p) => Some((p.itemsize, generic::kernel_of(p))),
+        CopyStep::Tiled(t) if t.tiles() > 0 => Some((t.itemsize, tiled::kernel_of(t, sms))),
+        CopyStep::Elementwise(p) => Some((p.itemsize, generic::kernel_of(p, sms))),
         _ => None,
     }
 }
@@ -87,7 +90,7 @@ mod tests {
     #[test]
     fn tiles_with_a_remainder_of_other_words_foresee_both_kernels() {
         let steps = steps_of(&[330, 3, 2, 13, 914, 21], 2, &[4, 0, 5, 2, 1, 3]);
-        let kernels: Vec<_> = steps.iter().map(planned_kernel).collect();
+        let kernels: Vec<_> = steps.iter().map(|s| planned_kernel(s, 132)).collect();
         assert_eq!(
             kernels,
             [
@@ -101,25 +104,26 @@ mod tests {
     /// (here a transpose) are left to their launch.
     #[test]
     fn elementwise_steps_are_foreseen_and_transposes_left_to_their_launch() {
-        let steps = steps_of(&[97, 3, 101, 7], 2, &[2, 0, 3, 1]);
-        // Halfword rows over three axes gathered from the source: the run kernel.
+        let steps = steps_of(&[97, 3, 101, 49], 2, &[2, 0, 3, 1]);
+        // Halfword rows over two axes gathered from the source: the run kernel (a copy
+        // past `SMALL_COPY` elements; smaller ones read element by element).
         assert!(
             matches!(
-                planned_kernel(&steps[0]),
+                planned_kernel(&steps[0], 132),
                 Some((
                     2,
                     Variant::Runs {
-                        gathered: 3,
+                        gathered: 2,
                         vec: 16,
                         ..
                     }
                 ))
             ),
             "{:?}",
-            planned_kernel(&steps[0])
+            planned_kernel(&steps[0], 132)
         );
         let t = steps_of(&[512, 384], 4, &[1, 0]);
         assert!(matches!(t[..], [CopyStep::Transpose { .. }]), "{t:?}");
-        assert_eq!(planned_kernel(&t[0]), None);
+        assert_eq!(planned_kernel(&t[0], 132), None);
     }
 }

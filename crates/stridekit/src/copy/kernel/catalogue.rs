@@ -5,7 +5,7 @@
 //! The set spans each kernel family over the shapes the schedule picks for copies of up
 //! to [`MAX_NDIM`] axes after merging (ranks beyond are rare, and compile on first use as
 //! before): every element size, index width, offset width and depth of the elementwise
-//! and run kernels; every word of the transposes and tiles; the channel and reversal
+//! and run kernels (the depths small copies halve to included); every word of the transposes and tiles; the channel and reversal
 //! kernels up to five axes; the repeat and overlap kernels. Kernels with compile-time
 //! extents (small matrices) are left out: their variants are as many as the extents.
 //!
@@ -34,9 +34,14 @@ fn variants() -> Vec<(usize, Variant)> {
         if depth(isz, true) != depths[0] {
             depths.push(depth(isz, true));
         }
+        // Small copies halve the depth down to one element a thread (`generic::spread`);
+        // they index in 32 bits.
+        let mut spread: Vec<usize> = (0..5).map(|k| 1 << k).filter(|&u| u <= depths[0]).collect();
+        spread.retain(|u| !depths.contains(u));
         for ndim in 1..=MAX_NDIM {
             for (wide, narrow) in widths {
-                for &unr in &depths {
+                let extra = if wide { &[][..] } else { &spread[..] };
+                for &unr in depths.iter().chain(extra) {
                     out.push((
                         isz,
                         Variant::Generic {

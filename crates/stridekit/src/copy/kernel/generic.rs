@@ -2,7 +2,7 @@
 //! ([`CopyPlan::element_runs`]), `strided_copy.cu` for any plan.
 
 use super::params::{pmax, Params, RowAxes, MAXD, SMALLD};
-use super::{function, Variant};
+use super::{function, schedules::small_copy_elements, sm_count, Variant};
 use crate::error::{driver, Result};
 use cudarc::driver::{CudaStream, LaunchConfig, PushKernelArg};
 use std::sync::Arc;
@@ -12,18 +12,20 @@ use stridekit_layout::{CopyPlan, ElementRuns};
 /// group of its last axis a thread where it has runs, else one element a thread.
 pub(super) fn launch(plan: &CopyPlan, dst: u64, src: u64, stream: &Arc<CudaStream>) -> Result<()> {
     let runs = runs_of(plan);
+    let sms = sm_count(stream)?;
     // The kernel's rank is the plan it indexes (a gathered row is one axis of it).
     let nd = runs.as_ref().map_or(plan.ndim(), |r| r.runs.plan.ndim());
     if pmax(nd.max(1)) == SMALLD {
-        launch_with::<SMALLD>(plan, runs.as_ref(), dst, src, stream)
+        launch_with::<SMALLD>(plan, runs.as_ref(), (dst, src), sms, stream)
     } else {
-        launch_with::<MAXD>(plan, runs.as_ref(), dst, src, stream)
+        launch_with::<MAXD>(plan, runs.as_ref(), (dst, src), sms, stream)
     }
 }
 
-/// The kernel the elementwise copy of `plan` runs (for compiling it ahead).
-pub(super) fn kernel_of(plan: &CopyPlan) -> Variant {
-    kernel_with(plan, runs_of(plan).as_ref()).0
+/// The kernel the elementwise copy of `plan` runs on a GPU of `sms` SMs (for compiling it
+/// ahead).
+pub(super) fn kernel_of(plan: &CopyPlan, sms: u64) -> Variant {
+    kernel_with(plan, runs_of(plan).as_ref(), sms).0
 }
 
 /// A plan's runs as the run kernel takes them: the rows, and for rows it gathers their
@@ -34,18 +36,25 @@ struct KernelRuns {
 }
 
 /// The runs of `plan` the run kernel can take: rows of contiguous source bytes, or
-/// gathered rows its parameter block holds.
+/// gathered rows its parameter block holds. A small copy (at most
+/// [`small_copy_elements`]) gathers no rows: a thread gathering a group of 4 or 16 bytes
+/// element by element leaves such a copy a few blocks (8 for a 64 KiB one), where one
+/// element a thread spreads it over every SM (H200, `examples/small_bench.rs`: 16^4
+/// permutes of bytes 11.1 -> 4.7 µs, of halfwords 8.5 -> 4.9; the random set at 1-2 MiB,
+/// 13 such copies: geomean 1.19x).
 fn runs_of(plan: &CopyPlan) -> Option<KernelRuns> {
     let runs = plan.element_runs()?;
     let row = match runs.source_step() {
         Some(_) => None,
+        None if plan.volume <= small_copy_elements() => return None,
         None => Some(RowAxes::new(&runs)?),
     };
     Some(KernelRuns { runs, row })
 }
 
-/// The kernel for `plan` with its runs (if any), and the items a thread keeps in flight.
-fn kernel_with(plan: &CopyPlan, runs: Option<&KernelRuns>) -> (Variant, usize) {
+/// The kernel for `plan` with its runs (if any), and the items a thread keeps in flight,
+/// on a GPU of `sms` SMs.
+fn kernel_with(plan: &CopyPlan, runs: Option<&KernelRuns>, sms: u64) -> (Variant, usize) {
     let nd = plan.ndim().max(1);
     let indexed = runs.map_or(plan, |r| &r.runs.plan);
     let wide = indexed.volume as u64 > NARROW_INDICES_UP_TO;
@@ -66,7 +75,7 @@ fn kernel_with(plan: &CopyPlan, runs: Option<&KernelRuns>) -> (Variant, usize) {
             (v, super::run_unroll(r.vec))
         }
         None => {
-            let unr = super::unroll(plan);
+            let unr = spread(super::unroll(plan), indexed.volume as u64, sms);
             let v = Variant::Generic {
                 ndim: nd,
                 wide,
@@ -81,8 +90,8 @@ fn kernel_with(plan: &CopyPlan, runs: Option<&KernelRuns>) -> (Variant, usize) {
 fn launch_with<const D: usize>(
     plan: &CopyPlan,
     runs: Option<&KernelRuns>,
-    dst: u64,
-    src: u64,
+    (dst, src): (u64, u64),
+    sms: u64,
     stream: &Arc<CudaStream>,
 ) -> Result<()> {
     // The kernel indexes groups where there are runs, elements otherwise.
@@ -92,7 +101,7 @@ fn launch_with<const D: usize>(
     let isz = plan.itemsize as i64;
     let src0 = src.wrapping_add_signed(plan.src_offset * isz);
     let dst0 = dst.wrapping_add_signed(plan.dst_offset * isz);
-    let (variant, per_thread) = kernel_with(plan, runs);
+    let (variant, per_thread) = kernel_with(plan, runs, sms);
     let f = function(stream, plan.itemsize, variant)?;
     let blocks = grid_blocks(n, per_thread);
     let cfg = LaunchConfig {
@@ -120,6 +129,19 @@ fn launch_with<const D: usize>(
     // aligned by `ElementRuns`), reading each at the row's source offset of its column.
     unsafe { launch.launch(cfg) }.map_err(driver("strided copy kernel", "cuLaunchKernel"))?;
     Ok(())
+}
+
+/// `unr` elements a thread, halved while the grid of `n` elements would leave SMs of the
+/// `sms` without a block (down to one element a thread): a small copy spreads over the
+/// GPU instead of queuing its elements on a few SMs' threads (H200, `examples/small_bench.rs`:
+/// 5-D 8^5 and 6^5 permutes of f32, 6-D 4^6, 1.08-1.16x; a grid of two blocks an SM lost
+/// up to 10% on copies of 2^20 elements that one block an SM leaves alone).
+fn spread(unr: usize, n: u64, sms: u64) -> usize {
+    let mut u = unr;
+    while u > 1 && n.div_ceil(256 * u as u64) < sms {
+        u /= 2;
+    }
+    u
 }
 
 /// The most items (elements or groups) the kernels index in 32 bits: a chunk's first index

@@ -7,7 +7,7 @@
 //! | step | kernel (`copy/kernels/`) |
 //! | --- | --- |
 //! | `Memcpy` | `cuMemcpyAsync` |
-//! | `Elementwise` | bytes contiguous in the destination and read forwards or backwards: `element_runs.cu`, 4 bytes of the last axis a thread, one index decomposition and one aligned store per group; others: `strided_copy.cu`, one thread per element; both keep several loads in flight |
+//! | `Elementwise` | bytes contiguous in the destination and read forwards or backwards: `element_runs.cu`, 4 bytes of the last axis a thread, one index decomposition and one aligned store per group (gathered groups only past [`small_copy_elements`]); others: `strided_copy.cu`, one thread per element; both keep several loads in flight, fewer where that leaves an SM without a block |
 //! | `Transpose` | `tiled_transpose.cu`, 32 x 32 word tiles over two axes; 1- and 2-byte elements that no 4-byte word keeps aligned: `word_transpose.cu` (aligned 4-byte words at any start, realigned with funnel shifts across lanes, blocks transposed in registers) |
 //! | `Tiled` | `tile_copy.cu`: tiles over several axes, tables in shared memory, words |
 //! | (overlapping views) | `group_copy.cu`: independent groups of the last axis ([`CopyPlan::overlap_groups`]), each read whole into shared memory before it is written; one shifted run: `ordered_copy.cu`, chunks in a safe order, each written once the chunks it overwrites are read ([`CopyPlan::ordered_chunks`]) |
@@ -28,6 +28,7 @@ mod params;
 mod repeat;
 mod runs;
 mod schedules;
+pub use schedules::{set_small_copy_elements, small_copy_elements};
 mod tiled;
 mod transpose;
 mod word;

@@ -297,7 +297,7 @@ mod tests {
             let src = StridedLayout::with_offset(shape, strides, 1, offset).unwrap();
             let dst = StridedLayout::dense(shape, 1, stridekit_layout::Order::C).unwrap();
             let plan = CopyPlan::new(&dst, &src).unwrap();
-            for step in plan.schedule(1 << 20, 1 << 20) {
+            for step in plan.schedule_with_small_copy(1 << 20, 1 << 20, 0) {
                 let CopyStep::Tiled(t) = step else { continue };
                 let p = TileParams::new(&t).unwrap();
                 assert_eq!(kernel_read_table(&p), t.read_order(), "{t:?}");
@@ -322,7 +322,9 @@ mod tests {
             .permuted(&[1, 0])
             .unwrap();
         let dst = StridedLayout::dense(&[4096, 24], 4, stridekit_layout::Order::C).unwrap();
-        let steps = CopyPlan::new(&dst, &src).unwrap().schedule(0, 0);
+        let steps = CopyPlan::new(&dst, &src)
+            .unwrap()
+            .schedule_with_small_copy(0, 0, 0);
         let mut t = steps
             .iter()
             .find_map(|s| match s {

@@ -11,25 +11,56 @@
 use foldhash::{HashMap, HashMapExt};
 use std::cell::RefCell;
 use std::rc::Rc;
-use stridekit_layout::{CopyPlan, CopyStep, SCHEDULE_ADDRESS_PERIOD};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use stridekit_layout::{CopyPlan, CopyStep, SCHEDULE_ADDRESS_PERIOD, SMALL_COPY};
 
 /// Schedules a thread keeps.
 const KEPT: usize = 64;
 
-/// A plan and its two base addresses' remainders.
-type Key = (CopyPlan, u64, u64);
+/// A plan, its two base addresses' remainders and the small-copy bound it was planned with.
+type Key = (CopyPlan, u64, u64, usize);
+
+static SMALL_COPY_ELEMENTS: AtomicUsize = AtomicUsize::new(SMALL_COPY);
+
+/// Sets the elements at or below which a device copy that would take multi-axis tiles
+/// runs as one elementwise launch instead, and takes the elementwise kernel that reads
+/// element by element rather than the one that gathers a group of the destination's
+/// last axis a thread (default [`SMALL_COPY`](stridekit_layout::SMALL_COPY), 2^20:
+/// measured in `BENCHMARKS.md`). 0 keeps tiles and gathered groups for copies of any
+/// size, as tests of those kernels want. For every thread of the process, from its next
+/// copy on; either way each copy is exact.
+///
+/// ```
+/// stridekit::set_small_copy_elements(0);
+/// assert_eq!(stridekit::small_copy_elements(), 0);
+/// stridekit::set_small_copy_elements(stridekit::SMALL_COPY);
+/// ```
+pub fn set_small_copy_elements(elements: usize) {
+    SMALL_COPY_ELEMENTS.store(elements, Ordering::Relaxed);
+}
+
+/// The bound [`set_small_copy_elements`] sets.
+pub fn small_copy_elements() -> usize {
+    SMALL_COPY_ELEMENTS.load(Ordering::Relaxed)
+}
 
 thread_local! {
     static KEPT_SCHEDULES: RefCell<HashMap<Key, Rc<[CopyStep]>>> = RefCell::new(HashMap::new());
 }
 
-/// `plan.schedule(dst, src)`, from this thread's kept schedules when it has planned the
+/// `plan.schedule(dst, src)` (with the bound of [`set_small_copy_elements`]), from this thread's kept schedules when it has planned the
 /// same copy at the same remainders before, and whether it was planned just now.
 pub(super) fn schedule(plan: &CopyPlan, dst: u64, src: u64) -> (Rc<[CopyStep]>, Fresh) {
+    schedule_with(plan, dst, src, small_copy_elements())
+}
+
+/// [`schedule`] with the small-copy bound `small`.
+fn schedule_with(plan: &CopyPlan, dst: u64, src: u64, small: usize) -> (Rc<[CopyStep]>, Fresh) {
     let key = (
         plan.clone(),
         dst % SCHEDULE_ADDRESS_PERIOD,
         src % SCHEDULE_ADDRESS_PERIOD,
+        small,
     );
     // A copy made while the thread is being torn down (from another thread-local's
     // destructor) finds no store: it plans, and keeps nothing.
@@ -40,7 +71,10 @@ pub(super) fn schedule(plan: &CopyPlan, dst: u64, src: u64) -> (Rc<[CopyStep]>, 
     if let Some(steps) = kept {
         return (steps, Fresh(false));
     }
-    let steps: Rc<[CopyStep]> = plan.schedule(dst, src).into_iter().collect();
+    let steps: Rc<[CopyStep]> = plan
+        .schedule_with_small_copy(dst, src, small)
+        .into_iter()
+        .collect();
     let _ = KEPT_SCHEDULES.try_with(|k| {
         if let Ok(mut k) = k.try_borrow_mut() {
             if k.len() >= KEPT {
@@ -93,6 +127,24 @@ mod tests {
             &*schedule(&q, 0x1000, 0x2001).0,
             &q.schedule(0x1000, 0x2001)[..]
         );
+    }
+
+    /// A small copy planned under two bounds keeps a schedule for each: elementwise
+    /// under the default, tiles under 0.
+    #[test]
+    fn kept_schedules_follow_the_small_copy_bound() {
+        let s = StridedLayout::dense(&[8; 5], 4, Order::C)
+            .unwrap()
+            .permuted(&[4, 2, 0, 3, 1])
+            .unwrap();
+        let d = StridedLayout::dense(s.shape(), 4, Order::C).unwrap();
+        let p = CopyPlan::new(&d, &s).unwrap();
+        let (small, _) = schedule_with(&p, 0, 0, SMALL_COPY);
+        assert!(matches!(small[..], [CopyStep::Elementwise(_)]), "{small:?}");
+        let (tiled, fresh) = schedule_with(&p, 0, 0, 0);
+        assert_eq!(fresh, Fresh(true));
+        assert!(matches!(tiled[0], CopyStep::Tiled(_)), "{tiled:?}");
+        assert_eq!(&*schedule_with(&p, 0, 0, SMALL_COPY).0, &small[..]);
     }
 
     /// A schedule asked for while the thread's store is being torn down (by another

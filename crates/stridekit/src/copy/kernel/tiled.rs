@@ -49,12 +49,12 @@ fn tile_kernel(t: &TilePlan) -> Variant {
     }
 }
 
-/// The kernel `launch` runs for `t` (for compiling it ahead): the tile kernel, or the
-/// elementwise one where `t` does not fit its fields.
-pub(super) fn kernel_of(t: &TilePlan) -> Variant {
+/// The kernel `launch` runs for `t` on a GPU of `sms` SMs (for compiling it ahead): the
+/// tile kernel, or the elementwise one where `t` does not fit its fields.
+pub(super) fn kernel_of(t: &TilePlan, sms: u64) -> Variant {
     match TileParams::new(t) {
         Some(_) => tile_kernel(t),
-        None => super::generic::kernel_of(&as_plan(t)),
+        None => super::generic::kernel_of(&as_plan(t), sms),
     }
 }
 
