@@ -16,8 +16,10 @@
 // without a predicate each, and its offsets are unsigned, counted from a tile's lowest
 // source and destination element: one 32-bit register an offset, two instructions an
 // address (about 9 instructions an element less; on the H200 1.02-1.24x on 17 of the
-// random set's 30 such cases, 0.92-0.95x on 3. The same code for wider elements left
-// more blocks on an SM and ran 2-3% slower: they keep the signed offsets and predicates).
+// random set's 30 such cases, 0.92-0.95x on 3, which three blocks an SM for bytes rather
+// than the four that fit (`tiled.rs`) turned into 1.08-1.10x. The same code for wider
+// elements left more blocks on an SM and ran 2-3% slower: they keep the signed offsets
+// and predicates).
 struct TileParams {
     long long src_steps[8]; long long dst_steps[8];   // per grid axis, elements
     unsigned int counts[8]; unsigned int mul[8]; unsigned int sh[8];  // grid axes, FastDiv
