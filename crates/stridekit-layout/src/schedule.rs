@@ -302,8 +302,9 @@ const SMALL_REMAINDER: usize = 1 << 18;
 /// random set at 1-2 and 8-16 MiB a case): every tiled copy of the 1-2 MiB set but one
 /// (71 of 72) 1.1-3.2x as fast; of the 8-16 MiB set's tiled copies of 2^20 elements or
 /// fewer, 12 of 15 1.06-1.54x, two within 2%, one 0.94x; small many-axis permutes
-/// 1.4-2.4x (5-D 8^5 f32 9.2 -> 5.5 µs). Above 2^20 elements the two split (8-16 MiB
-/// cases of 2^20 to 2^22 elements: 26 faster elementwise, 13 as tiles, up to 1.9x).
+/// 1.4-2.6x on 19 of 20 (5-D 8^5 f32 9.1 -> 4.8 µs), 0.97x on 16^5 of 16-byte elements.
+/// Above 2^20 elements the two split (8-16 MiB cases of 2^20 to 2^22 elements: 26
+/// faster elementwise, 13 as tiles, up to 1.9x).
 pub const SMALL_COPY: usize = 1 << 20;
 
 /// How full the word transpose's tiles are: 128 source bytes along `a` by 128 (bytes) or
