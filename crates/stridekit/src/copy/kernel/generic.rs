@@ -177,7 +177,24 @@ fn offsets_fit_32_bits(plan: &CopyPlan) -> bool {
 
 #[cfg(test)]
 mod tests {
-    use super::{grid_blocks, offsets_fit_32_bits, NARROW_INDICES_UP_TO};
+    use super::{grid_blocks, offsets_fit_32_bits, spread, NARROW_INDICES_UP_TO};
+
+    /// A small copy's depth halves until its grid has a block for each of 132 SMs (or one
+    /// element a thread); larger copies keep the depth.
+    #[test]
+    fn small_copies_spread_over_every_sm() {
+        assert_eq!(spread(8, 32768, 132), 1); // 5-D 8^5 f32: 128 blocks at one element
+        assert_eq!(spread(8, 248832, 132), 4); // 12^5: 243 blocks at four
+        assert_eq!(spread(8, 1 << 20, 132), 8); // 512 blocks at eight
+        assert_eq!(spread(16, 1 << 20, 132), 16); // 256 blocks at sixteen
+        assert_eq!(spread(4, 100, 132), 1);
+        assert_eq!(spread(1, 10, 132), 1);
+        for (unr, n) in [(16, 1000), (8, 70000), (2, 50000), (4, 1 << 24)] {
+            let u = spread(unr, n, 132);
+            assert!(u == 1 || grid_blocks(n, u) >= 132, "{unr} {n}: {u}");
+            assert!(u == unr || grid_blocks(n, 2 * u) < 132, "{unr} {n}: {u}");
+        }
+    }
 
     /// The kernels' loop `for (b = blockIdx.x * chunk; b < n; b += gridDim.x * chunk)` in
     /// 32-bit indices never wraps: its last chunk's index plus the grid's step fits.
