@@ -5,9 +5,10 @@
 //! The set spans each kernel family over the shapes the schedule picks for copies of up
 //! to [`MAX_NDIM`] axes after merging (ranks beyond are rare, and compile on first use as
 //! before): every element size, index width, offset width and depth of the elementwise
-//! and run kernels (the depths small copies halve to included); every word of the transposes and tiles; the channel and reversal
-//! kernels up to five axes; the repeat and overlap kernels. Kernels with compile-time
-//! extents (small matrices) are left out: their variants are as many as the extents.
+//! and run kernels (the depths small copies halve to included); every word of the
+//! transposes and tiles; the channel and reversal kernels up to five axes; the repeat and
+//! overlap kernels. Kernels with compile-time extents (small matrices) are left out:
+//! their variants are as many as the extents.
 //!
 //! How much it covers, counted by copying the random set's layouts through a driver that
 //! loads kernels without running them, NVRTC absent: on the seven seeds the benchmarks
@@ -15,7 +16,7 @@
 //! kernels stopped at three axes); on six seeds not looked at before, 1197 of 1200 (the
 //! others: channel reversals of 5 and 15 halfwords, and of bytes over six axes).
 
-use super::{depth, kernel_source, Variant};
+use super::{depth, generic::halvings, kernel_source, Variant};
 use crate::error::Result;
 
 /// The highest rank (after merging axes) whose kernels the set holds.
@@ -36,7 +37,9 @@ fn variants() -> Vec<(usize, Variant)> {
         }
         // Small copies halve the depth down to one element a thread (`generic::spread`);
         // they index in 32 bits.
-        let mut spread: Vec<usize> = (0..5).map(|k| 1 << k).filter(|&u| u <= depths[0]).collect();
+        let mut spread: Vec<usize> = depths.iter().flat_map(|&d| halvings(d)).collect();
+        spread.sort_unstable();
+        spread.dedup();
         spread.retain(|u| !depths.contains(u));
         for ndim in 1..=MAX_NDIM {
             for (wide, narrow) in widths {

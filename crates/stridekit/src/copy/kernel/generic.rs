@@ -137,11 +137,14 @@ fn launch_with<const D: usize>(
 /// 5-D 8^5 and 6^5 permutes of f32, 6-D 4^6, 1.08-1.16x; a grid of two blocks an SM lost
 /// up to 10% on copies of 2^20 elements that one block an SM leaves alone).
 fn spread(unr: usize, n: u64, sms: u64) -> usize {
-    let mut u = unr;
-    while u > 1 && n.div_ceil(256 * u as u64) < sms {
-        u /= 2;
-    }
-    u
+    halvings(unr)
+        .find(|&u| u == 1 || n.div_ceil(256 * u as u64) >= sms)
+        .unwrap_or(1)
+}
+
+/// The depths [`spread`] can pick from `unr`: `unr`, its half, ... down to 1.
+pub(super) fn halvings(unr: usize) -> impl Iterator<Item = usize> {
+    std::iter::successors(Some(unr.max(1)), |&u| (u > 1).then_some(u / 2))
 }
 
 /// The most items (elements or groups) the kernels index in 32 bits: a chunk's first index

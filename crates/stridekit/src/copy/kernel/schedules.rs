@@ -48,8 +48,9 @@ thread_local! {
     static KEPT_SCHEDULES: RefCell<HashMap<Key, Rc<[CopyStep]>>> = RefCell::new(HashMap::new());
 }
 
-/// `plan.schedule(dst, src)` (with the bound of [`set_small_copy_elements`]), from this thread's kept schedules when it has planned the
-/// same copy at the same remainders before, and whether it was planned just now.
+/// `plan.schedule(dst, src)` (with the bound of [`set_small_copy_elements`]), from this
+/// thread's kept schedules when it has planned the same copy at the same remainders and
+/// bound before, and whether it was planned just now.
 pub(super) fn schedule(plan: &CopyPlan, dst: u64, src: u64) -> (Rc<[CopyStep]>, Fresh) {
     schedule_with(plan, dst, src, small_copy_elements())
 }
