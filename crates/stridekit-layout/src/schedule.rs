@@ -19,6 +19,7 @@
 //! | gathered reads | short fast axes, but one warp of the elementwise kernel (32 consecutive destination elements) reads few more source sectors than they fill, and elements sharing a sector are read within 1 MiB of each other: planes into small blocks, pairs of interleaved streams ([`GATHER_SPREAD`], [`GATHER_REUSE_BYTES`]) | [`CopyStep::Elementwise`] | as above: L1 and L2 gather the short runs, no shared-memory staging, barrier or remainder launch; bytes (and gathered halfwords) whose destination is dense along a row of the last axes ([`CopyPlan::element_runs`]): 16 (rows of 64 bytes or more) or 4 destination bytes a thread, one index decomposition and one aligned store each, where a warp's reads stay within a few dozen sectors |
 //! | everything else (short fast axes: permutations of many small axes; channel layouts and batched small transposes of wider elements) | fast axes differ, one is short | [`CopyStep::Tiled`] | tiles that merge axes until both sides move >= 32 elements (128 bytes where it fits) contiguously and the tile holds ~2048 elements, staged through shared memory, read and written in 4-16 byte words where the runs are aligned (extents along the contiguous axes kept to word multiples, leaving a remainder slab, where that widens the words at least twofold) |
 //! | small copy | a copy of at most [`SMALL_COPY`] (2^20) elements that would take tiles | [`CopyStep::Elementwise`] | as above: one launch, one round trip, its partly used sectors kept in L2 ([`CopyPlan::schedule_with_small_copy`] sets another bound) |
+//! | mid-size copy | a copy of at most 2^22 elements that would take tiles, whose elementwise warps read under 0.8 sectors an element (four warps sampled) or whose tiles would leave remainder slabs of more than 2^18 elements | [`CopyStep::Elementwise`] | as above (off with the small-copy bound 0) |
 //! | fallback | a tile would not fit (offsets past 32 bits, more than 8 tile or grid axes) | [`CopyStep::Elementwise`] | as above |
 //!
 //! A tile's extents need not divide the axes: the tiled part covers whole tiles and the
@@ -130,8 +131,8 @@ impl CopyPlan {
     /// assert!(matches!(steps[0], CopyStep::Channels { .. }));
     /// // The same with 8-byte elements: both fast axes are short, so tiles merge axes
     /// // (of a copy past `SMALL_COPY` elements).
-    /// let src = StridedLayout::dense(&[128, 64, 64, 3], 8, Order::C)?.permuted(&[0, 3, 1, 2])?;
-    /// let dst = StridedLayout::dense(&[128, 3, 64, 64], 8, Order::C)?;
+    /// let src = StridedLayout::dense(&[512, 64, 64, 3], 8, Order::C)?.permuted(&[0, 3, 1, 2])?;
+    /// let dst = StridedLayout::dense(&[512, 3, 64, 64], 8, Order::C)?;
     /// let steps = CopyPlan::new(&dst, &src)?.schedule(0, 0);
     /// assert!(matches!(steps[0], CopyStep::Tiled(_)));
     /// # Ok::<(), stridekit_layout::LayoutError>(())
@@ -307,6 +308,36 @@ const SMALL_REMAINDER: usize = 1 << 18;
 /// faster elementwise, 13 as tiles, up to 1.9x).
 pub const SMALL_COPY: usize = 1 << 20;
 
+/// Elements up to which a whole copy runs elementwise where its warps' reads gather
+/// partly ([`MID_GATHER_SHARE`]) or its tiles would leave remainder slabs of tile
+/// launches of their own. Measured on the H200 (random sets of 8-16 MiB, `BENCHMARKS.md`):
+/// on the published seed 18 of the 19 copies it moves ran faster (1.11-2.0x, one 0.92x),
+/// on seed 0x4444 all 7 (1.07-2.38x); past 2^22 elements tiles win more often.
+const MID_COPY: usize = 1 << 22;
+
+/// Sectors the elementwise kernel's warps may read, as a share of one per element
+/// (averaged over four warps spread over the copy), for [`MID_COPY`].
+const MID_GATHER_SHARE: f64 = 0.8;
+
+/// Whether four warps of 32 destination-order elements, spread over the copy, read fewer
+/// than `share` of a sector per element.
+fn warp_reads_within(p: &CopyPlan, src_ptr: u64, share: f64) -> bool {
+    const WARP: usize = 32;
+    if p.volume < 4 * WARP {
+        return false;
+    }
+    let budget = (4.0 * share * WARP as f64) as usize;
+    let mut touched = 0usize;
+    for quarter in 0..4 {
+        let first = p.volume * quarter / 4 / WARP * WARP;
+        match source_sectors(p, src_ptr, first, WARP, budget - touched) {
+            Some(n) => touched += n,
+            None => return false,
+        }
+    }
+    touched < budget
+}
+
 /// How full the word transpose's tiles are: 128 source bytes along `a` by 128 (bytes) or
 /// 64 (halfwords) rows along `l`.
 fn word_transpose_fill(p: &CopyPlan, a: usize, l: usize) -> f64 {
@@ -424,6 +455,13 @@ fn classify(
         out.push(CopyStep::Elementwise(p.clone()));
         return;
     }
+    let mid = depth == 0 && small_copy > 0 && p.volume <= MID_COPY;
+    if mid && warp_reads_within(p, src_ptr, MID_GATHER_SHARE) {
+        // A copy of a few MiB whose warps read partly shared sectors: one elementwise
+        // launch, its sectors' other elements read from L2.
+        out.push(CopyStep::Elementwise(p.clone()));
+        return;
+    }
     let small = if depth == 0 {
         small_copy
     } else {
@@ -437,6 +475,11 @@ fn classify(
     }
     match tile(p, dst_ptr, src_ptr) {
         Some((t, rest)) => {
+            if mid && rest.iter().any(|r| r.volume > SMALL_REMAINDER) {
+                // Tiles that would need launches of their own for the remainders.
+                out.push(CopyStep::Elementwise(p.clone()));
+                return;
+            }
             out.push(CopyStep::Tiled(Box::new(t)));
             for r in rest {
                 if depth < 1 {

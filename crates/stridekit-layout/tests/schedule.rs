@@ -714,6 +714,52 @@ fn small_copies_run_elementwise() {
     assert!(matches!(steps[0], CopyStep::Tiled(_)), "{steps:?}");
 }
 
+/// A whole copy of at most 2^22 elements runs elementwise where four sampled warps of the
+/// elementwise kernel read under 0.8 sectors an element (their sectors' other elements
+/// come from L2), or where its tiles would leave remainder slabs big enough for tile
+/// launches of their own; past 2^22 elements, or with the small-copy bound 0, such copies
+/// keep their tiles. A permute whose warps read a sector an element keeps them too.
+#[test]
+fn mid_copies_run_elementwise_where_warps_share_sectors_or_tiles_leave_slabs() {
+    let permute = |shape: &[i64], axes: &[i64], isz: usize| {
+        let src = StridedLayout::dense(shape, isz, Order::C)
+            .unwrap()
+            .permuted(axes)
+            .unwrap();
+        let dst = StridedLayout::dense(src.shape(), isz, Order::C).unwrap();
+        CopyPlan::new(&dst, &src).unwrap()
+    };
+    let whole_elementwise = |plan: &CopyPlan, steps: &[CopyStep]| matches!(steps, [CopyStep::Elementwise(p)] if p.volume == plan.volume);
+    // 3-channel pixels of f64 into planes (3.1 M elements): tiles and a small slab, or
+    // one elementwise launch whose warps share sectors; twice the batch: tiles.
+    let plan = permute(&[256, 64, 64, 3], &[0, 3, 1, 2], 8);
+    assert!(plan.volume > SMALL_COPY && plan.volume <= 1 << 22);
+    let steps = plan.schedule(0, 0);
+    assert!(whole_elementwise(&plan, &steps), "{steps:?}");
+    let tiled = plan.schedule_with_small_copy(0, 0, 0);
+    assert!(matches!(tiled[0], CopyStep::Tiled(_)), "{tiled:?}");
+    let plan = permute(&[512, 64, 64, 3], &[0, 3, 1, 2], 8);
+    assert!(plan.volume > 1 << 22);
+    let steps = plan.schedule(0, 0);
+    assert!(matches!(steps[0], CopyStep::Tiled(_)), "{steps:?}");
+    // f32 (B, 24, 24, 5) -> (B, 5, 24, 24): tiles leave a slab of tiles of its own.
+    let plan = permute(&[1024, 24, 24, 5], &[0, 3, 2, 1], 4);
+    assert!(plan.volume <= 1 << 22);
+    assert!(whole_elementwise(&plan, &plan.schedule(0, 0)));
+    let tiled = plan.schedule_with_small_copy(0, 0, 0);
+    assert!(
+        matches!(&tiled[..], [CopyStep::Tiled(_), CopyStep::Tiled(_), ..]),
+        "{tiled:?}"
+    );
+    let plan = permute(&[2048, 24, 24, 5], &[0, 3, 2, 1], 4);
+    assert!(matches!(plan.schedule(0, 0)[0], CopyStep::Tiled(_)));
+    // 5-D 20^5 f32 (3.2 M elements): each warp reads a sector an element, whole tiles.
+    let plan = permute(&[20; 5], &[4, 2, 0, 3, 1], 4);
+    assert!(plan.volume > SMALL_COPY && plan.volume <= 1 << 22);
+    let steps = plan.schedule(0, 0);
+    assert!(matches!(&steps[..], [CopyStep::Tiled(_)]), "{steps:?}");
+}
+
 /// Tiles take up to 48 KiB of shared memory only where that leaves fewer remainder slabs.
 /// Bytes of a (49, 3, n, 3, 9) copy (the random set's case 106, shortened): within 40 KiB
 /// the tiles took 2 of the axis of 3 and left two remainder launches, whose sectors the
