@@ -424,3 +424,49 @@ fn small_copies_run_elementwise_exactly() {
         .collect();
     assert!(failures.is_empty(), "{failures:#?}");
 }
+
+/// Mid-size copies (2^20 to 2^22 elements) that would take tiles but run elementwise:
+/// warps that share sectors (pixels of 3 f64 channels into planes), tiles that would leave
+/// a slab of tiles of its own (an f32 (B, 24, 24, 5) permute), and the random set's kinds
+/// of layouts at 8-16 MiB (another seed than the benchmark's), against the host reference
+/// byte for byte (gaps included).
+#[test]
+#[ignore = "needs a CUDA device"]
+fn mid_copies_run_elementwise_exactly() {
+    use common::random_set::{next_case, Rng as SetRng};
+    use common::{copy_between, dense_c, permuted_c};
+    use stridekit::{CopyPlan, CopyStep};
+    let dev = Device::open(0).unwrap();
+    let stream = dev.new_stream().unwrap();
+    let mr = DeviceMemoryResource::new(&dev).unwrap();
+    let mut cases = vec![];
+    let permutes: [(&[i64], &[i64], usize); 2] = [
+        (&[256, 64, 64, 3], &[0, 3, 1, 2], 8),
+        (&[1024, 24, 24, 5], &[0, 3, 2, 1], 4),
+    ];
+    for (shape, perm, isz) in permutes {
+        let src = permuted_c(shape, isz, perm);
+        let dst = dense_c(src.shape(), isz);
+        let plan = CopyPlan::new(&dst, &src).unwrap();
+        assert!(plan.volume > stridekit::SMALL_COPY);
+        let steps = plan.schedule(0, 0);
+        assert!(
+            matches!(steps[..], [CopyStep::Elementwise(_)]),
+            "{shape:?} {isz}: {steps:?}"
+        );
+        cases.push((src, dst));
+    }
+    let mut rng = SetRng(0x4444);
+    for _ in 0..24 {
+        let c = next_case(&mut rng, 8);
+        cases.push((c.src, c.dst));
+    }
+    let failures: Vec<String> = cases
+        .iter()
+        .enumerate()
+        .filter_map(|(i, (sl, dl))| {
+            copy_between(&mr, &mr, &stream, sl, dl, i as u64).map(|e| format!("case {i}: {e}"))
+        })
+        .collect();
+    assert!(failures.is_empty(), "{failures:#?}");
+}
