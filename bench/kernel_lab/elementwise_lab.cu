@@ -124,6 +124,7 @@ int main(int argc, char** argv) {
     // The same for 2- and 4-byte elements (runs of consecutive elements on both sides
     // left out: the engine copies those with the run kernel).
     const Case half_cases[] = {
+        {"random 8-16 MiB case 92 (a halfword into every other)", 1, {6792321}, {2}, {0}, 0, 0, 54338656.0},
         {"random case 37 (2-byte, 5-D)", 5, {2, 13, 3, 3, 220381}, {111072024, 7933716, 2644572, 440762, 2}, {-3966858, 15867432, 220381, -661143, 1}, 5289144, 0, 515696448.0},
         {"random case 38 (2-byte, 5-D)", 5, {61, 3, 160, 43, 51}, {4335408, 1445136, 4488, 102, 2}, {26832, -8944, 1636752, -104, 1}, 22256, 0, 676485120.0},
         {"random case 46 (2-byte, 4-D)", 4, {2061114, 3, 3, 3}, {108, 18, 6, 2}, {36, 12, 74200104, 2}, 0, 0, 1005823680.0},
