@@ -373,34 +373,24 @@ fn layouts_of_more_than_eight_axes_use_the_large_parameter_block() {
     }
 }
 
-/// Small copies by default ([`stridekit::SMALL_COPY`], 2^20 elements): one elementwise
-/// launch where larger copies take multi-axis tiles, element by element where larger ones
-/// gather rows, with at least a block an SM. Many-axis permutes of every element size
-/// (the benchmarks' small ones among them) and the random set's kinds of layouts at 1-2
-/// MiB, against the host reference byte for byte (gaps included).
-#[test]
-#[ignore = "needs a CUDA device"]
-fn small_copies_run_elementwise_exactly() {
-    use common::random_set::{next_case, Rng as SetRng, SEED};
+/// Copies each permute (a dense C source permuted by the axes, into a dense C
+/// destination; each must plan as one elementwise step) and the first `random` cases of
+/// the random set of `seed` at `mib` MiB, against the host reference byte for byte (gaps
+/// included).
+fn elementwise_copies_exact(
+    permutes: &[(&[i64], &[i64], usize)],
+    seed: u64,
+    mib: u64,
+    random: usize,
+) {
+    use common::random_set::{next_case, Rng as SetRng};
     use common::{copy_between, dense_c, permuted_c};
     use stridekit::{CopyPlan, CopyStep};
-    assert_eq!(stridekit::small_copy_elements(), stridekit::SMALL_COPY);
     let dev = Device::open(0).unwrap();
     let stream = dev.new_stream().unwrap();
     let mr = DeviceMemoryResource::new(&dev).unwrap();
-    let five = [4, 2, 0, 3, 1];
-    let permutes: [(&[i64], &[i64], usize); 8] = [
-        (&[8; 5], &five, 4),
-        (&[12; 5], &five, 4),
-        (&[16; 5], &five, 4),
-        (&[6; 6], &[5, 3, 1, 4, 2, 0], 4),
-        (&[16; 4], &[3, 1, 0, 2], 2),
-        (&[16; 4], &[3, 1, 0, 2], 1),
-        (&[6, 10, 3, 12, 9], &[3, 1, 4, 0, 2], 8),
-        (&[8; 5], &five, 16),
-    ];
     let mut cases = vec![];
-    for (shape, perm, isz) in permutes {
+    for &(shape, perm, isz) in permutes {
         let src = permuted_c(shape, isz, perm);
         let dst = dense_c(src.shape(), isz);
         let steps = CopyPlan::new(&dst, &src).unwrap().schedule(0, 0);
@@ -410,9 +400,9 @@ fn small_copies_run_elementwise_exactly() {
         );
         cases.push((src, dst));
     }
-    let mut rng = SetRng(SEED);
-    for _ in 0..40 {
-        let c = next_case(&mut rng, 1);
+    let mut rng = SetRng(seed);
+    for _ in 0..random {
+        let c = next_case(&mut rng, mib);
         cases.push((c.src, c.dst));
     }
     let failures: Vec<String> = cases
@@ -425,6 +415,29 @@ fn small_copies_run_elementwise_exactly() {
     assert!(failures.is_empty(), "{failures:#?}");
 }
 
+/// Small copies by default ([`stridekit::SMALL_COPY`], 2^20 elements): one elementwise
+/// launch where larger copies take multi-axis tiles, element by element where larger ones
+/// gather rows, with at least a block an SM. Many-axis permutes of every element size
+/// (the benchmarks' small ones among them) and the random set's kinds of layouts at 1-2
+/// MiB, against the host reference byte for byte (gaps included).
+#[test]
+#[ignore = "needs a CUDA device"]
+fn small_copies_run_elementwise_exactly() {
+    assert_eq!(stridekit::small_copy_elements(), stridekit::SMALL_COPY);
+    let five = [4, 2, 0, 3, 1];
+    let permutes: [(&[i64], &[i64], usize); 8] = [
+        (&[8; 5], &five, 4),
+        (&[12; 5], &five, 4),
+        (&[16; 5], &five, 4),
+        (&[6; 6], &[5, 3, 1, 4, 2, 0], 4),
+        (&[16; 4], &[3, 1, 0, 2], 2),
+        (&[16; 4], &[3, 1, 0, 2], 1),
+        (&[6, 10, 3, 12, 9], &[3, 1, 4, 0, 2], 8),
+        (&[8; 5], &five, 16),
+    ];
+    elementwise_copies_exact(&permutes, common::random_set::SEED, 1, 40);
+}
+
 /// Mid-size copies (2^20 to 2^22 elements) that would take tiles but run elementwise:
 /// warps that share sectors (pixels of 3 f64 channels into planes), tiles that would leave
 /// a slab of tiles of its own (an f32 (B, 24, 24, 5) permute), and the random set's kinds
@@ -433,40 +446,12 @@ fn small_copies_run_elementwise_exactly() {
 #[test]
 #[ignore = "needs a CUDA device"]
 fn mid_copies_run_elementwise_exactly() {
-    use common::random_set::{next_case, Rng as SetRng};
-    use common::{copy_between, dense_c, permuted_c};
-    use stridekit::{CopyPlan, CopyStep};
-    let dev = Device::open(0).unwrap();
-    let stream = dev.new_stream().unwrap();
-    let mr = DeviceMemoryResource::new(&dev).unwrap();
-    let mut cases = vec![];
     let permutes: [(&[i64], &[i64], usize); 2] = [
         (&[256, 64, 64, 3], &[0, 3, 1, 2], 8),
         (&[1024, 24, 24, 5], &[0, 3, 2, 1], 4),
     ];
-    for (shape, perm, isz) in permutes {
-        let src = permuted_c(shape, isz, perm);
-        let dst = dense_c(src.shape(), isz);
-        let plan = CopyPlan::new(&dst, &src).unwrap();
-        assert!(plan.volume > stridekit::SMALL_COPY);
-        let steps = plan.schedule(0, 0);
-        assert!(
-            matches!(steps[..], [CopyStep::Elementwise(_)]),
-            "{shape:?} {isz}: {steps:?}"
-        );
-        cases.push((src, dst));
+    for (shape, _, _) in permutes {
+        assert!(shape.iter().product::<i64>() > stridekit::SMALL_COPY as i64);
     }
-    let mut rng = SetRng(0x4444);
-    for _ in 0..24 {
-        let c = next_case(&mut rng, 8);
-        cases.push((c.src, c.dst));
-    }
-    let failures: Vec<String> = cases
-        .iter()
-        .enumerate()
-        .filter_map(|(i, (sl, dl))| {
-            copy_between(&mr, &mr, &stream, sl, dl, i as u64).map(|e| format!("case {i}: {e}"))
-        })
-        .collect();
-    assert!(failures.is_empty(), "{failures:#?}");
+    elementwise_copies_exact(&permutes, 0x4444, 8, 24);
 }
