@@ -5,10 +5,13 @@ Run both binaries in one call on the same machine, e.g.
     OLD/random_bench --cases 6,8,106 > old.txt; NEW/random_bench --cases 6,8,106 > new.txt
     python3 bench/random_ab.py old.txt new.txt [THRESHOLD]
 
-THRESHOLD (default 0.02): ratios within 1 +- THRESHOLD count as unchanged. A case that
-copied wrong bytes in either run is marked and makes the script exit non-zero.
+THRESHOLD (default 0.02): ratios within 1 +- THRESHOLD count as unchanged. Then the
+cases whose steps differ between the runs (where a planning change acts) on their own,
+beside the spread of those whose steps are the same. A case that copied wrong bytes in
+either run is marked and makes the script exit non-zero.
 """
 
+import math
 import sys
 
 from random_runs import load
@@ -32,6 +35,20 @@ def main():
         print(f"{c:5d} {isz:3d} {oe:5.2f} {ne:5.2f} {ratio:8.3f}  {steps}{mark}")
     n = len(set(old) & set(new))
     print(f"{n} cases: {faster} faster, {slower} slower, {n - faster - slower} within {threshold:.0%}")
+    # The cases the change planned otherwise: where it acts (the others measure the
+    # spread between two runs of the same steps).
+    moved = [(old[c].ms / new[c].ms, c) for c in sorted(set(old) & set(new)) if old[c].steps != new[c].steps]
+    if moved:
+        geo = math.exp(sum(math.log(r) for r, _ in moved) / len(moved))
+        up = sum(r > 1 + threshold for r, _ in moved)
+        down = sum(r < 1 - threshold for r, _ in moved)
+        print(f"{len(moved)} cases with other steps: {up} faster, {down} slower, geomean {geo:.3f}: "
+              + ", ".join(f"{c} {r:.2f}x" for r, c in sorted(moved)))
+        same = [old[c].ms / new[c].ms for c in sorted(set(old) & set(new)) if old[c].steps == new[c].steps]
+        if same:
+            print(f"the {len(same)} others (same steps) span {min(same):.2f}-{max(same):.2f}x")
+    else:
+        print("no case planned otherwise")
     if wrong:
         print(f"{wrong} cases copied wrong bytes")
         sys.exit(1)
