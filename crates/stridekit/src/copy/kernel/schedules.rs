@@ -27,8 +27,10 @@ static SMALL_COPY_ELEMENTS: AtomicUsize = AtomicUsize::new(SMALL_COPY);
 /// element by element rather than the one that gathers a group of the destination's
 /// last axis a thread (default [`SMALL_COPY`](stridekit_layout::SMALL_COPY), 2^20:
 /// measured in `BENCHMARKS.md`). 0 keeps tiles and gathered groups for copies of any
-/// size, as tests of those kernels want. For every thread of the process, from its next
-/// copy on; either way each copy is exact.
+/// size, as tests of those kernels want, and also turns off the rule for copies of up to
+/// 2^22 elements that the elementwise kernel serves better (warps that share sectors,
+/// tiles that would leave launches of remainder tiles). For every thread of the process,
+/// from its next copy on; either way each copy is exact.
 ///
 /// ```
 /// stridekit::set_small_copy_elements(0);
