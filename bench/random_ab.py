@@ -14,15 +14,11 @@ either run is marked and makes the script exit non-zero.
 import math
 import sys
 
-from random_runs import load
+from random_runs import ab_args, load
 
 
 def main():
-    if len(sys.argv) < 3:
-        print(__doc__)
-        sys.exit(2)
-    old, new = load(sys.argv[1]), load(sys.argv[2])
-    threshold = float(sys.argv[3]) if len(sys.argv) > 3 else 0.02
+    old, new, threshold = ab_args(__doc__, load)
     faster = slower = wrong = 0
     print(f"{'case':>5} {'isz':>3} {'old':>5} {'new':>5} {'speedup':>8}  steps (new)")
     for c in sorted(set(old) & set(new)):

@@ -28,3 +28,15 @@ def load(path):
                     float(m.group(2)), float(m.group(3)), bool(m.group(4)), m.group(5), int(m.group(6))
                 )
     return out
+
+
+def ab_args(doc, load_run):
+    """The two runs and the threshold an A/B script is given (`OLD NEW [THRESHOLD]`, default
+    0.02), each run read by `load_run`; prints `doc` and exits 2 without two runs."""
+    import sys
+
+    if len(sys.argv) < 3:
+        print(doc)
+        sys.exit(2)
+    threshold = float(sys.argv[3]) if len(sys.argv) > 3 else 0.02
+    return load_run(sys.argv[1]), load_run(sys.argv[2]), threshold

@@ -13,6 +13,8 @@ import json
 import math
 import sys
 
+from random_runs import ab_args
+
 
 def load(path):
     with open(path) as f:
@@ -20,11 +22,7 @@ def load(path):
 
 
 def main():
-    if len(sys.argv) < 3:
-        print(__doc__)
-        sys.exit(2)
-    old, new = load(sys.argv[1]), load(sys.argv[2])
-    threshold = float(sys.argv[3]) if len(sys.argv) > 3 else 0.02
+    old, new, threshold = ab_args(__doc__, load)
     keys = [k for k in old if k in new]
     ratios = []
     print(f"{'permute':<46} {'old us':>8} {'new us':>8} {'speedup':>8}")
