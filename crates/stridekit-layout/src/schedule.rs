@@ -19,6 +19,7 @@
 //! | gathered reads | short fast axes, but one warp of the elementwise kernel (32 consecutive destination elements) reads few more source sectors than they fill, and elements sharing a sector are read within 1 MiB of each other: planes into small blocks, pairs of interleaved streams ([`GATHER_SPREAD`], [`GATHER_REUSE_BYTES`]) | [`CopyStep::Elementwise`] | as above: L1 and L2 gather the short runs, no shared-memory staging, barrier or remainder launch; bytes (and gathered halfwords) whose destination is dense along a row of the last axes ([`CopyPlan::element_runs`]): 16 (rows of 64 bytes or more) or 4 destination bytes a thread, one index decomposition and one aligned store each, where a warp's reads stay within a few dozen sectors |
 //! | everything else (short fast axes: permutations of many small axes; channel layouts and batched small transposes of wider elements) | fast axes differ, one is short | [`CopyStep::Tiled`] | tiles that merge axes until both sides move >= 32 elements (128 bytes where it fits) contiguously and the tile holds ~2048 elements, staged through shared memory, read and written in 4-16 byte words where the runs are aligned (extents along the contiguous axes kept to word multiples, leaving a remainder slab, where that widens the words at least twofold) |
 //! | small copy | a copy of at most [`SMALL_COPY`] (2^20) elements that would take tiles | [`CopyStep::Elementwise`] | as above: one launch, one round trip, its partly used sectors kept in L2 ([`CopyPlan::schedule_with_small_copy`] sets another bound) |
+//! | few tiles | a whole copy whose one tile launch would hold fewer than 792 tiles (one and a half a block of the persistent grid on 132 SMs) | [`CopyStep::Elementwise`] | as above (off with the small-copy bound 0) |
 //! | mid-size copy | a copy of at most 2^22 elements that would take tiles, whose elementwise warps read under 0.8 sectors an element (four warps sampled) or whose tiles would leave remainder slabs of more than 2^18 elements | [`CopyStep::Elementwise`] | as above (off with the small-copy bound 0) |
 //! | fallback | a tile would not fit (offsets past 32 bits, more than 8 tile or grid axes) | [`CopyStep::Elementwise`] | as above |
 //!
@@ -315,6 +316,17 @@ pub const SMALL_COPY: usize = 1 << 20;
 /// on seed 0x4444 all 7 (1.07-2.38x); past 2^22 elements tiles win more often.
 const MID_COPY: usize = 1 << 22;
 
+/// Tiles under which a whole copy's one tile launch runs elementwise instead: one and a
+/// half tiles a block of the tile kernel's persistent grid on a GPU of 132 SMs at four
+/// blocks an SM (H100, H200). With one tile a block and a second for some, the launch
+/// lasts two rounds of tiles, the second nearly empty. The 8-16 MiB random set on the
+/// H200 (tiles against elementwise, `BENCHMARKS.md`): the five copies past 2^20 elements
+/// with 537-783 tiles in one launch ran 1.16-1.58x as fast elementwise; those with
+/// 819-1086 within 5% either way, most of those with more faster on tiles; `small_bench`'s f64
+/// (18,30,3,36,27) permute (540 tiles) and 48^4 bytes (768) ran at 0.56x and 0.67x
+/// PyTorch's elementwise copy.
+const FEW_TILES: u64 = 792;
+
 /// Sectors the elementwise kernel's warps may read, as a share of one per element
 /// (averaged over four warps spread over the copy), for [`MID_COPY`].
 const MID_GATHER_SHARE: f64 = 0.8;
@@ -477,6 +489,12 @@ fn classify(
         Some((t, rest)) => {
             if mid && rest.iter().any(|r| r.volume > SMALL_REMAINDER) {
                 // Tiles that would need launches of their own for the remainders.
+                out.push(CopyStep::Elementwise(p.clone()));
+                return;
+            }
+            if depth == 0 && small_copy > 0 && t.tiles() < FEW_TILES {
+                // Fewer tiles than one and a half per block of the persistent grid: most
+                // blocks take one tile, some a second, and the launch waits for those.
                 out.push(CopyStep::Elementwise(p.clone()));
                 return;
             }

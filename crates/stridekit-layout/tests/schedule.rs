@@ -680,7 +680,7 @@ proptest! {
 
 /// A whole copy of at most `SMALL_COPY` (2^20) elements that would take multi-axis tiles
 /// runs as one elementwise launch: its blocks would build their tables for one or two
-/// tiles each. One element more, and it takes tiles; 0 in `schedule_with_small_copy`
+/// tiles each. Past it, a copy of many tiles takes them; 0 in `schedule_with_small_copy`
 /// keeps tiles at any size.
 #[test]
 fn small_copies_run_elementwise() {
@@ -706,12 +706,59 @@ fn small_copies_run_elementwise() {
         let tiled = check(&dst, &src, 0, 0).expect("exact");
         assert!(matches!(tiled[0], CopyStep::Tiled(_)), "{tiled:?}");
     }
-    // 17 * 16^4 elements: past the bound, tiles.
-    let (dst, src) = permute(&[17, 16, 16, 16, 16]);
+    // 20^5 elements: past the bound, tiles (2000 of them).
+    let (dst, src) = permute(&[20; 5]);
     let plan = CopyPlan::new(&dst, &src).unwrap();
     assert!(plan.volume > SMALL_COPY);
     let steps = plan.schedule(0, 0);
     assert!(matches!(steps[0], CopyStep::Tiled(_)), "{steps:?}");
+}
+
+/// A whole copy whose one tile launch would hold fewer than 792 tiles (one and a half a
+/// block of the persistent grid on 132 SMs at four blocks an SM) runs elementwise: the
+/// f64 (18,30,3,36,27) permute (540 tiles) and 48^4 bytes (768, past 2^22 elements);
+/// 48^4 halfwords (1152 tiles) and 20^5 f32 (2000) keep their tiles, and so does
+/// everything with the small-copy bound 0.
+#[test]
+fn copies_of_few_tiles_run_elementwise() {
+    let permute = |shape: &[i64], axes: &[i64], isz: usize| {
+        let src = StridedLayout::dense(shape, isz, Order::C)
+            .unwrap()
+            .permuted(axes)
+            .unwrap();
+        let dst = StridedLayout::dense(src.shape(), isz, Order::C).unwrap();
+        CopyPlan::new(&dst, &src).unwrap()
+    };
+    let tiles = |steps: &[CopyStep]| match steps {
+        [CopyStep::Tiled(t), ..] => Some(t.tiles()),
+        _ => None,
+    };
+    for (shape, axes, isz, few) in [
+        (
+            &[18i64, 30, 3, 36, 27][..],
+            &[3i64, 1, 4, 0, 2][..],
+            8usize,
+            true,
+        ),
+        (&[48; 4], &[3, 1, 0, 2], 1, true),
+        (&[48; 4], &[3, 1, 0, 2], 2, false),
+        (&[20; 5], &[4, 2, 0, 3, 1], 4, false),
+    ] {
+        let plan = permute(shape, axes, isz);
+        assert!(plan.volume > SMALL_COPY, "{shape:?}");
+        let tiled = plan.schedule_with_small_copy(0, 0, 0);
+        let n = tiles(&tiled).expect("tiles with the bound 0");
+        assert_eq!(n < 792, few, "{shape:?} {isz}: {n} tiles");
+        let steps = plan.schedule(0, 0);
+        if few {
+            assert!(
+                matches!(&steps[..], [CopyStep::Elementwise(p)] if p.volume == plan.volume),
+                "{shape:?} {isz}: {steps:?}"
+            );
+        } else {
+            assert_eq!(tiles(&steps), Some(n), "{shape:?} {isz}: {steps:?}");
+        }
+    }
 }
 
 /// A whole copy of at most 2^22 elements runs elementwise where four sampled warps of the
