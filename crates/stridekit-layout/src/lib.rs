@@ -42,7 +42,9 @@ pub use layout::{byte_span_of, Order, StridedLayout};
 pub use plan::{CopyPlan, REPEAT_PATTERN_MAX_BYTES};
 pub use repack::RepackOptions;
 pub use runs::{ElementRuns, RowAxis};
-pub use schedule::{CopyStep, SCHEDULE_ADDRESS_PERIOD, SMALL_COPY};
+pub use schedule::{
+    CopyStep, ScheduleBounds, FEW_TILES, FEW_TILES_PER_SM, SCHEDULE_ADDRESS_PERIOD, SMALL_COPY,
+};
 pub use slice::{IntoRangeBounds, SliceArg};
 pub use tile::{TilePlan, TILE_MAX_AXES};
 pub use transform::AxisMask;

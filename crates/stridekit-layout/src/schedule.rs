@@ -19,7 +19,7 @@
 //! | gathered reads | short fast axes, but one warp of the elementwise kernel (32 consecutive destination elements) reads few more source sectors than they fill, and elements sharing a sector are read within 1 MiB of each other: planes into small blocks, pairs of interleaved streams ([`GATHER_SPREAD`], [`GATHER_REUSE_BYTES`]) | [`CopyStep::Elementwise`] | as above: L1 and L2 gather the short runs, no shared-memory staging, barrier or remainder launch; bytes (and gathered halfwords) whose destination is dense along a row of the last axes ([`CopyPlan::element_runs`]): 16 (rows of 64 bytes or more) or 4 destination bytes a thread, one index decomposition and one aligned store each, where a warp's reads stay within a few dozen sectors |
 //! | everything else (short fast axes: permutations of many small axes; channel layouts and batched small transposes of wider elements) | fast axes differ, one is short | [`CopyStep::Tiled`] | tiles that merge axes until both sides move >= 32 elements (128 bytes where it fits) contiguously and the tile holds ~2048 elements, staged through shared memory, read and written in 4-16 byte words where the runs are aligned (extents along the contiguous axes kept to word multiples, leaving a remainder slab, where that widens the words at least twofold) |
 //! | small copy | a copy of at most [`SMALL_COPY`] (2^20) elements that would take tiles | [`CopyStep::Elementwise`] | as above: one launch, one round trip, its partly used sectors kept in L2 ([`CopyPlan::schedule_with_small_copy`] sets another bound) |
-//! | few tiles | a whole copy whose one tile launch would hold fewer than 792 tiles (one and a half a block of the persistent grid on 132 SMs) | [`CopyStep::Elementwise`] | as above (off with the small-copy bound 0) |
+//! | few tiles | a whole copy whose one tile launch would hold fewer than [`FEW_TILES_PER_SM`] tiles an SM (one and a half a block of the persistent grid; 792 on 132 SMs, [`ScheduleBounds::for_sms`]) | [`CopyStep::Elementwise`] | as above (off with the small-copy bound 0) |
 //! | mid-size copy | a copy of at most 2^22 elements that would take tiles, whose elementwise warps read under 0.8 sectors an element (four warps sampled) or whose tiles would leave remainder slabs of more than 2^18 elements | [`CopyStep::Elementwise`] | as above (off with the small-copy bound 0) |
 //! | fallback | a tile would not fit (offsets past 32 bits, more than 8 tile or grid axes) | [`CopyStep::Elementwise`] | as above |
 //!
@@ -163,6 +163,34 @@ impl CopyPlan {
         src_ptr: u64,
         small_copy: usize,
     ) -> SmallVec<[CopyStep; 4]> {
+        let bounds = ScheduleBounds {
+            small_copy,
+            ..ScheduleBounds::default()
+        };
+        self.schedule_with_bounds(dst_ptr, src_ptr, bounds)
+    }
+
+    /// [`schedule`](Self::schedule) with other bounds for the rules that keep a whole copy
+    /// off multi-axis tiles: the small-copy bound and the tiles that fill the GPU's grid.
+    ///
+    /// ```
+    /// use stridekit_layout::{CopyPlan, CopyStep, Order, ScheduleBounds, StridedLayout, SMALL_COPY};
+    /// // A 5-D permute of f64 whose tiles number 540: elementwise on 132 SMs (under 792
+    /// // tiles), tiles on 66 (two rounds of a grid of 264 blocks and more).
+    /// let src = StridedLayout::dense(&[18, 30, 3, 36, 27], 8, Order::C)?.permuted(&[3, 1, 4, 0, 2])?;
+    /// let dst = StridedLayout::dense(src.shape(), 8, Order::C)?;
+    /// let plan = CopyPlan::new(&dst, &src)?;
+    /// let on = |sms| plan.schedule_with_bounds(0, 0, ScheduleBounds::for_sms(SMALL_COPY, sms));
+    /// assert!(matches!(on(132)[..], [CopyStep::Elementwise(_)]));
+    /// assert!(matches!(on(66)[0], CopyStep::Tiled(_)));
+    /// # Ok::<(), stridekit_layout::LayoutError>(())
+    /// ```
+    pub fn schedule_with_bounds(
+        &self,
+        dst_ptr: u64,
+        src_ptr: u64,
+        bounds: ScheduleBounds,
+    ) -> SmallVec<[CopyStep; 4]> {
         let mut out = SmallVec::new();
         if self.volume == 0 {
             return out;
@@ -186,7 +214,7 @@ impl CopyPlan {
         classify(
             &self.vectorized(dst_ptr, src_ptr),
             (dst_ptr, src_ptr),
-            small_copy,
+            bounds,
             0,
             &mut out,
         );
@@ -316,16 +344,60 @@ pub const SMALL_COPY: usize = 1 << 20;
 /// on seed 0x4444 all 7 (1.07-2.38x); past 2^22 elements tiles win more often.
 const MID_COPY: usize = 1 << 22;
 
-/// Tiles under which a whole copy's one tile launch runs elementwise instead: one and a
-/// half tiles a block of the tile kernel's persistent grid on a GPU of 132 SMs at four
-/// blocks an SM (H100, H200). With one tile a block and a second for some, the launch
-/// lasts two rounds of tiles, the second nearly empty. The 8-16 MiB random set on the
-/// H200 (tiles against elementwise, `BENCHMARKS.md`): the five copies past 2^20 elements
-/// with 537-783 tiles in one launch ran 1.16-1.58x as fast elementwise; those with
-/// 819-1086 within 5% either way, most of those with more faster on tiles; `small_bench`'s f64
-/// (18,30,3,36,27) permute (540 tiles) and 48^4 bytes (768) ran at 0.56x and 0.67x
-/// PyTorch's elementwise copy.
-const FEW_TILES: u64 = 792;
+/// Tiles an SM under which a whole copy's one tile launch runs elementwise instead: one
+/// and a half tiles a block of the tile kernel's persistent grid at four blocks an SM.
+/// With one tile a block and a second for some, the launch lasts two rounds of tiles, the
+/// second nearly empty. Measured on the H200 (132 SMs, so 792 tiles; `BENCHMARKS.md`): of
+/// the 8-16 MiB random set's copies past 2^20 elements, the five with 537-783 tiles in one
+/// launch ran 1.16-1.58x as fast elementwise, those with 819-1086 within 5% either way,
+/// most of those with more faster on tiles; `small_bench`'s f64 (18,30,3,36,27) permute
+/// (540 tiles) and 48^4 bytes (768) ran at 0.56x and 0.67x PyTorch's elementwise copy,
+/// 1.74x and 1.43x faster elementwise.
+pub const FEW_TILES_PER_SM: u64 = 6;
+
+/// [`FEW_TILES_PER_SM`] on a GPU of 132 SMs (H100, H200): the bound [`CopyPlan::schedule`]
+/// plans with.
+pub const FEW_TILES: u64 = 132 * FEW_TILES_PER_SM;
+
+/// The bounds under which a whole copy that would take multi-axis tiles runs as one
+/// elementwise launch instead ([`CopyPlan::schedule_with_bounds`]).
+///
+/// ```
+/// use stridekit_layout::{ScheduleBounds, FEW_TILES, SMALL_COPY};
+/// assert_eq!(ScheduleBounds::default(), ScheduleBounds { small_copy: SMALL_COPY, few_tiles: FEW_TILES });
+/// // A GPU of 58 SMs: fewer tiles fill its grid.
+/// assert_eq!(ScheduleBounds::for_sms(SMALL_COPY, 58).few_tiles, 348);
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct ScheduleBounds {
+    /// Elements of a whole copy at or below which it runs elementwise ([`SMALL_COPY`] by
+    /// default); 0 keeps tiles for every copy that takes them, whatever its size, and
+    /// turns off the rules for mid-size copies and copies of few tiles as well.
+    pub small_copy: usize,
+    /// Tiles of a whole copy's one tile launch below which it runs elementwise
+    /// ([`FEW_TILES`] by default; [`ScheduleBounds::for_sms`] for a given GPU).
+    pub few_tiles: u64,
+}
+
+impl Default for ScheduleBounds {
+    fn default() -> Self {
+        ScheduleBounds {
+            small_copy: SMALL_COPY,
+            few_tiles: FEW_TILES,
+        }
+    }
+}
+
+impl ScheduleBounds {
+    /// The bounds for a GPU of `sms` SMs, with the small-copy bound `small_copy`:
+    /// [`FEW_TILES_PER_SM`] tiles an SM.
+    pub fn for_sms(small_copy: usize, sms: u64) -> Self {
+        ScheduleBounds {
+            small_copy,
+            few_tiles: sms.saturating_mul(FEW_TILES_PER_SM),
+        }
+    }
+}
 
 /// Sectors the elementwise kernel's warps may read, as a share of one per element
 /// (averaged over four warps spread over the copy), for [`MID_COPY`].
@@ -360,12 +432,11 @@ fn word_transpose_fill(p: &CopyPlan, a: usize, l: usize) -> f64 {
 }
 
 /// Appends the steps of `p` to `out`: `depth` 0 for the whole copy, 1 for a remainder
-/// slab of its tiles; a whole copy of at most `small_copy` elements that would take tiles
-/// runs elementwise.
+/// slab of its tiles; a whole copy under `bounds` that would take tiles runs elementwise.
 fn classify(
     p: &CopyPlan,
     (dst_ptr, src_ptr): (u64, u64),
-    small_copy: usize,
+    bounds: ScheduleBounds,
     depth: usize,
     out: &mut SmallVec<[CopyStep; 4]>,
 ) {
@@ -467,6 +538,7 @@ fn classify(
         out.push(CopyStep::Elementwise(p.clone()));
         return;
     }
+    let small_copy = bounds.small_copy;
     let mid = depth == 0 && small_copy > 0 && p.volume <= MID_COPY;
     if mid && warp_reads_within(p, src_ptr, MID_GATHER_SHARE) {
         // A copy of a few MiB whose warps read partly shared sectors: one elementwise
@@ -492,7 +564,7 @@ fn classify(
                 out.push(CopyStep::Elementwise(p.clone()));
                 return;
             }
-            if depth == 0 && small_copy > 0 && t.tiles() < FEW_TILES {
+            if depth == 0 && small_copy > 0 && t.tiles() < bounds.few_tiles {
                 // Fewer tiles than one and a half per block of the persistent grid: most
                 // blocks take one tile, some a second, and the launch waits for those.
                 out.push(CopyStep::Elementwise(p.clone()));
@@ -501,7 +573,7 @@ fn classify(
             out.push(CopyStep::Tiled(Box::new(t)));
             for r in rest {
                 if depth < 1 {
-                    classify(&r, (dst_ptr, src_ptr), small_copy, depth + 1, out);
+                    classify(&r, (dst_ptr, src_ptr), bounds, depth + 1, out);
                 } else if r.volume > 0 {
                     out.push(CopyStep::Elementwise(r));
                 }

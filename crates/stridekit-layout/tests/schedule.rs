@@ -5,8 +5,8 @@
 use proptest::prelude::*;
 use std::collections::HashMap;
 use stridekit_layout::{
-    CopyPlan, CopyStep, Order, SliceArg, StridedLayout, TilePlan, SCHEDULE_ADDRESS_PERIOD,
-    SMALL_COPY,
+    CopyPlan, CopyStep, Order, ScheduleBounds, SliceArg, StridedLayout, TilePlan, FEW_TILES_PER_SM,
+    SCHEDULE_ADDRESS_PERIOD, SMALL_COPY,
 };
 
 /// (destination byte, source byte) pairs of the copy, straight from the two layouts.
@@ -758,6 +758,24 @@ fn copies_of_few_tiles_run_elementwise() {
         } else {
             assert_eq!(tiles(&steps), Some(n), "{shape:?} {isz}: {steps:?}");
         }
+        // The bound follows the GPU: 6 tiles an SM. On 66 SMs (396 tiles) none of these
+        // runs elementwise; on 200 (1200) the 1152 tiles of 48^4 halfwords do.
+        for sms in [66u64, 132, 200] {
+            let bounds = ScheduleBounds::for_sms(SMALL_COPY, sms);
+            assert_eq!(bounds.few_tiles, sms * FEW_TILES_PER_SM);
+            let steps = plan.schedule_with_bounds(0, 0, bounds);
+            let elementwise =
+                matches!(&steps[..], [CopyStep::Elementwise(p)] if p.volume == plan.volume);
+            assert_eq!(
+                elementwise,
+                n < bounds.few_tiles,
+                "{shape:?} {isz} on {sms} SMs: {steps:?}"
+            );
+        }
+        assert_eq!(
+            plan.schedule(0, 0)[..],
+            plan.schedule_with_bounds(0, 0, ScheduleBounds::for_sms(SMALL_COPY, 132))[..]
+        );
     }
 }
 

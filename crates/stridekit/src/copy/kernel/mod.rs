@@ -543,7 +543,7 @@ pub(crate) fn launch(
         // One run of bytes (most small copies): no schedule to build.
         return memcpy(plan, dst, src, stream);
     }
-    let (steps, fresh) = schedules::schedule(plan, dst, src);
+    let (steps, fresh) = schedules::schedule(plan, dst, src, sm_count(stream)?);
     // Armed (where the fallback kernel could stand in), a kernel that is not compiled yet
     // goes to a background thread and stops the steps; the fallback then copies the
     // whole plan (rewriting what the steps before wrote: the same bytes).

@@ -12,13 +12,13 @@ use foldhash::{HashMap, HashMapExt};
 use std::cell::RefCell;
 use std::rc::Rc;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use stridekit_layout::{CopyPlan, CopyStep, SCHEDULE_ADDRESS_PERIOD, SMALL_COPY};
+use stridekit_layout::{CopyPlan, CopyStep, ScheduleBounds, SCHEDULE_ADDRESS_PERIOD, SMALL_COPY};
 
 /// Schedules a thread keeps.
 const KEPT: usize = 64;
 
-/// A plan, its two base addresses' remainders and the small-copy bound it was planned with.
-type Key = (CopyPlan, u64, u64, usize);
+/// A plan, its two base addresses' remainders and the bounds it was planned with.
+type Key = (CopyPlan, u64, u64, ScheduleBounds);
 
 static SMALL_COPY_ELEMENTS: AtomicUsize = AtomicUsize::new(SMALL_COPY);
 
@@ -29,8 +29,10 @@ static SMALL_COPY_ELEMENTS: AtomicUsize = AtomicUsize::new(SMALL_COPY);
 /// measured in `BENCHMARKS.md`). 0 keeps tiles and gathered groups for copies of any
 /// size, as tests of those kernels want, and also turns off the rule for copies of up to
 /// 2^22 elements that the elementwise kernel serves better (warps that share sectors,
-/// tiles that would leave launches of remainder tiles). For every thread of the process,
-/// from its next copy on; either way each copy is exact.
+/// tiles that would leave launches of remainder tiles) and the rule for copies of fewer
+/// tiles than the GPU's tile grid takes in one and a half rounds
+/// ([`FEW_TILES_PER_SM`](stridekit_layout::FEW_TILES_PER_SM) an SM). For every thread of
+/// the process, from its next copy on; either way each copy is exact.
 ///
 /// ```
 /// stridekit::set_small_copy_elements(0);
@@ -50,20 +52,31 @@ thread_local! {
     static KEPT_SCHEDULES: RefCell<HashMap<Key, Rc<[CopyStep]>>> = RefCell::new(HashMap::new());
 }
 
-/// `plan.schedule(dst, src)` (with the bound of [`set_small_copy_elements`]), from this
-/// thread's kept schedules when it has planned the same copy at the same remainders and
-/// bound before, and whether it was planned just now.
-pub(super) fn schedule(plan: &CopyPlan, dst: u64, src: u64) -> (Rc<[CopyStep]>, Fresh) {
-    schedule_with(plan, dst, src, small_copy_elements())
+/// `plan.schedule(dst, src)` for a GPU of `sms` SMs (with the bound of
+/// [`set_small_copy_elements`]: [`ScheduleBounds::for_sms`]), from this thread's kept
+/// schedules when it has planned the same copy at the same remainders and bounds before,
+/// and whether it was planned just now.
+pub(super) fn schedule(plan: &CopyPlan, dst: u64, src: u64, sms: u64) -> (Rc<[CopyStep]>, Fresh) {
+    schedule_with(
+        plan,
+        dst,
+        src,
+        ScheduleBounds::for_sms(small_copy_elements(), sms),
+    )
 }
 
-/// [`schedule`] with the small-copy bound `small`.
-fn schedule_with(plan: &CopyPlan, dst: u64, src: u64, small: usize) -> (Rc<[CopyStep]>, Fresh) {
+/// [`schedule`] with the bounds `bounds`.
+fn schedule_with(
+    plan: &CopyPlan,
+    dst: u64,
+    src: u64,
+    bounds: ScheduleBounds,
+) -> (Rc<[CopyStep]>, Fresh) {
     let key = (
         plan.clone(),
         dst % SCHEDULE_ADDRESS_PERIOD,
         src % SCHEDULE_ADDRESS_PERIOD,
-        small,
+        bounds,
     );
     // A copy made while the thread is being torn down (from another thread-local's
     // destructor) finds no store: it plans, and keeps nothing.
@@ -75,7 +88,7 @@ fn schedule_with(plan: &CopyPlan, dst: u64, src: u64, small: usize) -> (Rc<[Copy
         return (steps, Fresh(false));
     }
     let steps: Rc<[CopyStep]> = plan
-        .schedule_with_small_copy(dst, src, small)
+        .schedule_with_bounds(dst, src, bounds)
         .into_iter()
         .collect();
     let _ = KEPT_SCHEDULES.try_with(|k| {
@@ -113,21 +126,21 @@ mod tests {
     #[test]
     fn kept_schedules_are_the_planned_ones() {
         let p = transposed(40, 1);
-        let (first, fresh) = schedule(&p, 0x1000, 0x2001);
+        let (first, fresh) = schedule(&p, 0x1000, 0x2001, 132);
         assert_eq!(fresh, Fresh(true));
         assert_eq!(&*first, &p.schedule(0x1000, 0x2001)[..]);
-        let (again, fresh) = schedule(&p, 0x1000 + 7 * SCHEDULE_ADDRESS_PERIOD, 0x2001);
+        let (again, fresh) = schedule(&p, 0x1000 + 7 * SCHEDULE_ADDRESS_PERIOD, 0x2001, 132);
         assert_eq!(fresh, Fresh(false));
         assert!(
             Rc::ptr_eq(&first, &again),
             "the kept schedule is used again"
         );
         for (d, s) in [(0x1004, 0x2001), (0x1000, 0x2000), (0x1001, 0x2003)] {
-            assert_eq!(&*schedule(&p, d, s).0, &p.schedule(d, s)[..]);
+            assert_eq!(&*schedule(&p, d, s, 132).0, &p.schedule(d, s)[..]);
         }
         let q = transposed(41, 1);
         assert_eq!(
-            &*schedule(&q, 0x1000, 0x2001).0,
+            &*schedule(&q, 0x1000, 0x2001, 132).0,
             &q.schedule(0x1000, 0x2001)[..]
         );
     }
@@ -142,12 +155,35 @@ mod tests {
             .unwrap();
         let d = StridedLayout::dense(s.shape(), 4, Order::C).unwrap();
         let p = CopyPlan::new(&d, &s).unwrap();
-        let (small, _) = schedule_with(&p, 0, 0, SMALL_COPY);
+        let bounds = |small| ScheduleBounds::for_sms(small, 132);
+        let (small, _) = schedule_with(&p, 0, 0, bounds(SMALL_COPY));
         assert!(matches!(small[..], [CopyStep::Elementwise(_)]), "{small:?}");
-        let (tiled, fresh) = schedule_with(&p, 0, 0, 0);
+        let (tiled, fresh) = schedule_with(&p, 0, 0, bounds(0));
         assert_eq!(fresh, Fresh(true));
         assert!(matches!(tiled[0], CopyStep::Tiled(_)), "{tiled:?}");
-        assert_eq!(&*schedule_with(&p, 0, 0, SMALL_COPY).0, &small[..]);
+        assert_eq!(&*schedule_with(&p, 0, 0, bounds(SMALL_COPY)).0, &small[..]);
+    }
+
+    /// A copy of 540 tiles planned for GPUs of two sizes keeps a schedule for each:
+    /// elementwise on 132 SMs (under 792 tiles, one and a half a block of the tile grid),
+    /// tiles on 66 (under 396 would be needed).
+    #[test]
+    fn kept_schedules_follow_the_gpus_sms() {
+        let s = StridedLayout::dense(&[18, 30, 3, 36, 27], 8, Order::C)
+            .unwrap()
+            .permuted(&[3, 1, 4, 0, 2])
+            .unwrap();
+        let d = StridedLayout::dense(s.shape(), 8, Order::C).unwrap();
+        let p = CopyPlan::new(&d, &s).unwrap();
+        let (big, _) = schedule(&p, 0, 0, 132);
+        assert!(matches!(big[..], [CopyStep::Elementwise(_)]), "{big:?}");
+        assert_eq!(&*big, &p.schedule(0, 0)[..]);
+        let (half, fresh) = schedule(&p, 0, 0, 66);
+        assert_eq!(fresh, Fresh(true));
+        assert!(
+            matches!(&half[..], [CopyStep::Tiled(t), ..] if t.tiles() == 540),
+            "{half:?}"
+        );
     }
 
     /// A schedule asked for while the thread's store is being torn down (by another
@@ -159,7 +195,9 @@ mod tests {
         impl Drop for PlansOnDrop {
             fn drop(&mut self) {
                 let p = transposed(9, 4);
-                let _ = self.0.send(*schedule(&p, 0, 0).0 == p.schedule(0, 0)[..]);
+                let _ = self
+                    .0
+                    .send(*schedule(&p, 0, 0, 132).0 == p.schedule(0, 0)[..]);
             }
         }
         thread_local!(static GUARD: RefCell<Option<PlansOnDrop>> = const { RefCell::new(None) });
@@ -167,7 +205,7 @@ mod tests {
         std::thread::spawn(move || {
             GUARD.with(|g| *g.borrow_mut() = Some(PlansOnDrop(tx)));
             let p = transposed(5, 4);
-            assert_eq!(&*schedule(&p, 0, 0).0, &p.schedule(0, 0)[..]);
+            assert_eq!(&*schedule(&p, 0, 0, 132).0, &p.schedule(0, 0)[..]);
         })
         .join()
         .unwrap();
@@ -182,7 +220,7 @@ mod tests {
     fn a_full_store_starts_again() {
         for n in 2..(2 + 3 * KEPT as i64) {
             let p = transposed(n, 2);
-            assert_eq!(&*schedule(&p, 0, 2).0, &p.schedule(0, 2)[..]);
+            assert_eq!(&*schedule(&p, 0, 2, 132).0, &p.schedule(0, 2)[..]);
         }
         KEPT_SCHEDULES.with(|k| assert!(k.borrow().len() <= KEPT));
     }
