@@ -714,21 +714,24 @@ fn small_copies_run_elementwise() {
     assert!(matches!(steps[0], CopyStep::Tiled(_)), "{steps:?}");
 }
 
+/// The copy of a dense C-order array of `shape` (`isz`-byte elements), permuted by
+/// `axes`, into a dense C-order array of the permuted shape.
+fn dense_permute(shape: &[i64], axes: &[i64], isz: usize) -> CopyPlan {
+    let src = StridedLayout::dense(shape, isz, Order::C)
+        .unwrap()
+        .permuted(axes)
+        .unwrap();
+    let dst = StridedLayout::dense(src.shape(), isz, Order::C).unwrap();
+    CopyPlan::new(&dst, &src).unwrap()
+}
+
 /// A whole copy whose one tile launch would hold fewer than 792 tiles (one and a half a
 /// block of the persistent grid on 132 SMs at four blocks an SM) runs elementwise: the
 /// f64 (18,30,3,36,27) permute (540 tiles) and 48^4 bytes (768, past 2^22 elements);
 /// 48^4 halfwords (1152 tiles) and 20^5 f32 (2000) keep their tiles, and so does
-/// everything with the small-copy bound 0.
+/// everything with the small-copy bound 0. The bound follows the GPU's SMs (6 tiles an SM).
 #[test]
 fn copies_of_few_tiles_run_elementwise() {
-    let permute = |shape: &[i64], axes: &[i64], isz: usize| {
-        let src = StridedLayout::dense(shape, isz, Order::C)
-            .unwrap()
-            .permuted(axes)
-            .unwrap();
-        let dst = StridedLayout::dense(src.shape(), isz, Order::C).unwrap();
-        CopyPlan::new(&dst, &src).unwrap()
-    };
     let tiles = |steps: &[CopyStep]| match steps {
         [CopyStep::Tiled(t), ..] => Some(t.tiles()),
         _ => None,
@@ -744,7 +747,7 @@ fn copies_of_few_tiles_run_elementwise() {
         (&[48; 4], &[3, 1, 0, 2], 2, false),
         (&[20; 5], &[4, 2, 0, 3, 1], 4, false),
     ] {
-        let plan = permute(shape, axes, isz);
+        let plan = dense_permute(shape, axes, isz);
         assert!(plan.volume > SMALL_COPY, "{shape:?}");
         let tiled = plan.schedule_with_small_copy(0, 0, 0);
         let n = tiles(&tiled).expect("tiles with the bound 0");
@@ -786,29 +789,21 @@ fn copies_of_few_tiles_run_elementwise() {
 /// keep their tiles. A permute whose warps read a sector an element keeps them too.
 #[test]
 fn mid_copies_run_elementwise_where_warps_share_sectors_or_tiles_leave_slabs() {
-    let permute = |shape: &[i64], axes: &[i64], isz: usize| {
-        let src = StridedLayout::dense(shape, isz, Order::C)
-            .unwrap()
-            .permuted(axes)
-            .unwrap();
-        let dst = StridedLayout::dense(src.shape(), isz, Order::C).unwrap();
-        CopyPlan::new(&dst, &src).unwrap()
-    };
     let whole_elementwise = |plan: &CopyPlan, steps: &[CopyStep]| matches!(steps, [CopyStep::Elementwise(p)] if p.volume == plan.volume);
     // 3-channel pixels of f64 into planes (3.1 M elements): tiles and a small slab, or
     // one elementwise launch whose warps share sectors; twice the batch: tiles.
-    let plan = permute(&[256, 64, 64, 3], &[0, 3, 1, 2], 8);
+    let plan = dense_permute(&[256, 64, 64, 3], &[0, 3, 1, 2], 8);
     assert!(plan.volume > SMALL_COPY && plan.volume <= 1 << 22);
     let steps = plan.schedule(0, 0);
     assert!(whole_elementwise(&plan, &steps), "{steps:?}");
     let tiled = plan.schedule_with_small_copy(0, 0, 0);
     assert!(matches!(tiled[0], CopyStep::Tiled(_)), "{tiled:?}");
-    let plan = permute(&[512, 64, 64, 3], &[0, 3, 1, 2], 8);
+    let plan = dense_permute(&[512, 64, 64, 3], &[0, 3, 1, 2], 8);
     assert!(plan.volume > 1 << 22);
     let steps = plan.schedule(0, 0);
     assert!(matches!(steps[0], CopyStep::Tiled(_)), "{steps:?}");
     // f32 (B, 24, 24, 5) -> (B, 5, 24, 24): tiles leave a slab of tiles of its own.
-    let plan = permute(&[1024, 24, 24, 5], &[0, 3, 2, 1], 4);
+    let plan = dense_permute(&[1024, 24, 24, 5], &[0, 3, 2, 1], 4);
     assert!(plan.volume <= 1 << 22);
     assert!(whole_elementwise(&plan, &plan.schedule(0, 0)));
     let tiled = plan.schedule_with_small_copy(0, 0, 0);
@@ -816,10 +811,10 @@ fn mid_copies_run_elementwise_where_warps_share_sectors_or_tiles_leave_slabs() {
         matches!(&tiled[..], [CopyStep::Tiled(_), CopyStep::Tiled(_), ..]),
         "{tiled:?}"
     );
-    let plan = permute(&[2048, 24, 24, 5], &[0, 3, 2, 1], 4);
+    let plan = dense_permute(&[2048, 24, 24, 5], &[0, 3, 2, 1], 4);
     assert!(matches!(plan.schedule(0, 0)[0], CopyStep::Tiled(_)));
     // 5-D 20^5 f32 (3.2 M elements): each warp reads a sector an element, whole tiles.
-    let plan = permute(&[20; 5], &[4, 2, 0, 3, 1], 4);
+    let plan = dense_permute(&[20; 5], &[4, 2, 0, 3, 1], 4);
     assert!(plan.volume > SMALL_COPY && plan.volume <= 1 << 22);
     let steps = plan.schedule(0, 0);
     assert!(matches!(&steps[..], [CopyStep::Tiled(_)]), "{steps:?}");
