@@ -5,7 +5,8 @@
 // (byte cases; -DLAB_ELEM="unsigned short", "unsigned int", "unsigned long long" or E16 runs
 // the 2-, 4-, 8- or 16-byte ones; bench/kernel_lab/elementwise_lab.sh builds and runs them
 // all and prints each variant's time against the engine's) and run each, with
-// the block size as its argument (256, the engine's, unless given): every case is checked
+// the block size as its argument (256, the engine's, unless given; `small` after it: the
+// small permutes PyTorch copies faster, 4- and 8-byte builds): every case is checked
 // byte for byte against a plain reference kernel, then timed with a persistent grid and
 // with one block per chunk (the engine's).
 #include "lab_common.h"
@@ -142,13 +143,25 @@ int main(int argc, char** argv) {
         {"random case 126 (4-byte, 4-D)", 4, {2500, 25, 13, 21}, {29400, 1176, 84, 2}, {42, -2730000, 210000, -2}, 65520040, 0, 448500000.0},
         {"random case 142 (4-byte, 5-D)", 5, {47, 43, 70, 33, 5}, {1986600, 23100, 330, 10, 2}, {33, 3102, -1333860, 1, -266772}, 93103428, 0, 467271104.0},
     };
+    // `small` as the second argument: the small many-axis permutes of `small_bench` that
+    // PyTorch copies faster (a quarter of a wave of threads or less: latency-bound, where
+    // the grid's shape, not the kernel's bytes, decides). Axes as the engine orders them.
+    const Case small_word4_cases[] = {
+        {"small 6-D 8^6 f32 permute [5,3,1,4,2,0]", 6, {8, 8, 8, 8, 8, 8}, {32768, 4096, 512, 64, 8, 1}, {1, 64, 4096, 8, 512, 32768}, 0, 0, 2097152.0},
+        {"small 6-D 10^6 f32 permute [5,3,1,4,2,0]", 6, {10, 10, 10, 10, 10, 10}, {100000, 10000, 1000, 100, 10, 1}, {1, 100, 10000, 10, 1000, 100000}, 0, 0, 8000000.0},
+    };
+    const Case small_word8_cases[] = {
+        {"small 5-D (12,20,3,24,18) f64 permute [3,1,4,0,2]", 5, {24, 20, 18, 12, 3}, {12960, 648, 36, 3, 1}, {18, 1296, 1, 25920, 432}, 0, 0, 4976640.0},
+        {"small 5-D (6,10,3,12,9) f64 permute [3,1,4,0,2]", 5, {12, 10, 9, 6, 3}, {1620, 162, 18, 3, 1}, {9, 324, 1, 3240, 108}, 0, 0, 311040.0},
+    };
 #define LAB_CASES(a) cases = a, ncases = (int)(sizeof(a) / sizeof(Case))
     const Case* cases = byte_cases;
     int ncases = 4;
+    const bool small = argc > 2 && std::string(argv[2]) == "small";
     switch (sizeof(ELEM)) {
     case 2: LAB_CASES(half_cases); break;
-    case 4: LAB_CASES(word4_cases); break;
-    case 8: LAB_CASES(word_cases); break;
+    case 4: if (small) LAB_CASES(small_word4_cases); else LAB_CASES(word4_cases); break;
+    case 8: if (small) LAB_CASES(small_word8_cases); else LAB_CASES(word_cases); break;
     case 16: LAB_CASES(wide_cases); break;
     default: break;
     }
