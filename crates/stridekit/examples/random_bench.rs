@@ -51,9 +51,11 @@ extern "C" __global__ void fill(unsigned int* p, unsigned long long words) {
 }
 "#;
 
-/// The schedule's steps, e.g. `tiled(r16,w4)+elementwise`.
-fn steps(plan: &CopyPlan, dptr: u64, sptr: u64) -> String {
-    plan.schedule(dptr, sptr)
+/// The schedule's steps on a GPU of `sms` SMs (as the engine plans them), e.g.
+/// `tiled(r16,w4)+elementwise`.
+fn steps(plan: &CopyPlan, dptr: u64, sptr: u64, sms: u64) -> String {
+    let bounds = stridekit::ScheduleBounds::for_sms(stridekit::small_copy_elements(), sms);
+    plan.schedule_with_bounds(dptr, sptr, bounds)
         .iter()
         .map(|s| match s {
             stridekit::CopyStep::Memcpy(_) => "memcpy".to_string(),
@@ -160,6 +162,7 @@ fn main() -> R<()> {
         );
     }
     let dev = Device::open(0)?;
+    let sms = dev.sm_count()? as u64;
     let stream = dev.new_stream()?;
     let mr = DeviceMemoryResource::new(&dev)?;
     let timer = timing::Timer::new(&dev, &stream)?;
@@ -305,7 +308,7 @@ fn main() -> R<()> {
             100.0 * partial as f64 / (partial + full).max(1) as f64,
             traffic as f64 / 1e6,
             if ok { "" } else { " WRONG BYTES" },
-            steps(&plan, dbuf.ptr(), sbuf.ptr())
+            steps(&plan, dbuf.ptr(), sbuf.ptr(), sms)
         );
         println!("{line}");
         results.push((eff, line));

@@ -67,7 +67,7 @@ pub use pointer::{pointer_info, PointerInfo, PointerKind};
 pub use stream::{StreamOrder, StreamValue};
 pub use stridekit_layout as layout;
 pub use stridekit_layout::{
-    s, CopyPlan, CopyStep, LayoutError, Order, SliceArg, StridedLayout, TilePlan,
+    s, CopyPlan, CopyStep, LayoutError, Order, ScheduleBounds, SliceArg, StridedLayout, TilePlan,
     SCHEDULE_ADDRESS_PERIOD, SMALL_COPY,
 };
 pub use tma::TensorMapDescriptor;
