@@ -14,28 +14,27 @@ export PATH=/usr/local/cuda/bin:$PATH
 # depth of dense destinations: those with gaps take 4 and 2, `CopyPlan::gapped_destination`)
 variants=("unsigned char:1:4:1 2 4 8" "unsigned short:2:16:4 8 16" "unsigned int:4:8:2 4 8"
     "unsigned long long:8:2:1 2 4" "E16:16:1:1 2 4")
-if [ -n "${LAB_SMALL:-}" ]; then
-    # LAB_SMALL=1: the small permutes PyTorch copies faster, at every depth and at blocks
-    # of 128 and 256 (the grid is one block per chunk either way: a fraction of a wave).
-    for v in "unsigned int:4:1 2 4 8" "unsigned long long:8:1 2 4"; do
-        IFS=: read -r elem bytes depths <<<"$v"
+# Builds every variant of VARIANTS (as above) side by side, as PREFIX_<bytes>_<depth>.
+build() { # prefix, variants...
+    local prefix=$1 v elem bytes depths u
+    shift
+    for v in "$@"; do
+        IFS=: read -r elem bytes _ depths <<<"$v"
         for u in $depths; do
             nvcc -O3 -arch=sm_90 -DLAB_UNR="$u" -DLAB_OFF=int -DLAB_ELEM="$elem" \
-                -o "$out/els_${bytes}_$u" bench/kernel_lab/elementwise_lab.cu &
+                -o "$out/${prefix}_${bytes}_$u" bench/kernel_lab/elementwise_lab.cu &
         done
     done
     wait
+}
+if [ -n "${LAB_SMALL:-}" ]; then
+    # LAB_SMALL=1: the small permutes PyTorch copies faster, at every depth and at blocks
+    # of 128 and 256 (the grid is one block per chunk either way: a fraction of a wave).
+    build els "unsigned int:4:8:1 2 4 8" "unsigned long long:8:2:1 2 4"
     for b in "$out"/els_*; do for block in 128 256; do "$b" "$block" small; done; done | tee "$out/lab_small.txt"
     exit 0
 fi
-for v in "${variants[@]}"; do
-    IFS=: read -r elem bytes _ depths <<<"$v"
-    for u in $depths; do
-        nvcc -O3 -arch=sm_90 -DLAB_UNR="$u" -DLAB_OFF=int -DLAB_ELEM="$elem" \
-            -o "$out/el_${bytes}_$u" bench/kernel_lab/elementwise_lab.cu &
-    done
-done
-wait
+build el "${variants[@]}"
 for v in "${variants[@]}"; do
     IFS=: read -r elem bytes engine depths <<<"$v"
     for u in $depths; do "$out/el_${bytes}_$u" 256 || echo "el_${bytes}_$u failed: $?"; done >"$out/lab_$bytes.txt" 2>&1
