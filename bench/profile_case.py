@@ -1,7 +1,8 @@
 """One case's copy, stridekit's and PyTorch's, under Nsight Compute.
 
-Sets up a case as `same_process_compare.py` does (the same tensors for both libraries),
-copies once each to warm up (kernels compiled, loaded), checks the bytes alike, then
+Sets up a case as `same_process_compare.py` does (`checked_copies`: the same source for
+both libraries, destinations poisoned alike), copies once each to warm up (kernels
+compiled, loaded) and checks the bytes alike, then
 copies once each between `cudaProfilerStart` and `cudaProfilerStop`, so that with
 `--profile-from-start off` Nsight Compute profiles exactly those two launches (stridekit's
 first). Run on the GPU machine with the stridekit wheel on PYTHONPATH:
@@ -19,8 +20,7 @@ import sys
 
 import torch
 
-import stridekit
-from same_process_compare import permute_pair, random_pair
+from same_process_compare import checked_copies, permute_pair, random_pair
 
 
 def load(arg):
@@ -45,21 +45,14 @@ def main():
     pair = permute_pair(c, dev) if "axes" in c else random_pair(c, dev)
     if pair is None:
         raise SystemExit("profile_case: PyTorch cannot express this case (negative strides)")
-    src, dst_of, (n, dt), name = pair
-    bases = [torch.empty(n, dtype=dt, device=dev) for _ in range(2)]
-    for b in bases:
-        b.view(torch.uint8).fill_(0x5A)
-    d_sk, d_th = dst_of(bases[0]), dst_of(bases[1])
-    vs, vd = stridekit.StridedMemoryView(src, -1), stridekit.StridedMemoryView(d_sk, -1)
-    s = torch.cuda.current_stream()
-    vd.copy_from(vs, stream=s)
-    d_th.copy_(src)
-    torch.cuda.synchronize()
-    if not torch.equal(bases[0].view(torch.uint8), bases[1].view(torch.uint8)):
-        raise SystemExit("profile_case: stridekit copied other bytes than PyTorch")
+    src, dst_of, spec, name = pair
+    copies = checked_copies(src, dst_of, spec, torch.cuda.current_stream())
+    if copies is None:
+        raise SystemExit("profile_case: PyTorch refuses this copy")
+    sk, th = copies
     torch.cuda.profiler.start()
-    vd.copy_from(vs, stream=s)
-    d_th.copy_(src)
+    sk()
+    th()
     torch.cuda.synchronize()
     torch.cuda.profiler.stop()
     print(f"profile_case: {name}: stridekit's copy profiled first, then PyTorch's")

@@ -59,8 +59,10 @@ def permute_pair(c, dev):
     return src, dst, (n, dt), f"{c['shape']} {c['axes']} itemsize {c['itemsize']}"
 
 
-def compare(src, dst_of, base_spec, s):
-    """(stridekit ms, PyTorch ms, PyTorch ms again), or None where PyTorch refuses."""
+def checked_copies(src, dst_of, base_spec, s):
+    """The two copies of a case, stridekit's and PyTorch's, each into its own destination
+    poisoned alike (gaps included), as calls; run once each and checked byte for byte
+    against each other first. None where PyTorch refuses the copy."""
     n, dt = base_spec
     dev = src.device
     bases = [torch.empty(n, dtype=dt, device=dev) for _ in range(2)]
@@ -78,6 +80,15 @@ def compare(src, dst_of, base_spec, s):
     torch.cuda.synchronize()
     if not torch.equal(bases[0].view(torch.uint8), bases[1].view(torch.uint8)):
         raise SystemExit("stridekit copied other bytes than PyTorch")
+    return sk, th
+
+
+def compare(src, dst_of, base_spec, s):
+    """(stridekit ms, PyTorch ms, PyTorch ms again), or None where PyTorch refuses."""
+    copies = checked_copies(src, dst_of, base_spec, s)
+    if copies is None:
+        return None
+    sk, th = copies
     t_sk, t_th, t_th2 = [], [], []
     for _ in range(ROUNDS):
         t_sk.append(gpu_ms(sk, reps=7, warmup=1))

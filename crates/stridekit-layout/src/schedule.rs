@@ -538,8 +538,9 @@ fn classify(
         out.push(CopyStep::Elementwise(p.clone()));
         return;
     }
-    let small_copy = bounds.small_copy;
-    let mid = depth == 0 && small_copy > 0 && p.volume <= MID_COPY;
+    // The rules that keep a whole copy off tiles (all off with the small-copy bound 0).
+    let whole = depth == 0 && bounds.small_copy > 0;
+    let mid = whole && p.volume <= MID_COPY;
     if mid && warp_reads_within(p, src_ptr, MID_GATHER_SHARE) {
         // A copy of a few MiB whose warps read partly shared sectors: one elementwise
         // launch, its sectors' other elements read from L2.
@@ -547,7 +548,7 @@ fn classify(
         return;
     }
     let small = if depth == 0 {
-        small_copy
+        bounds.small_copy
     } else {
         SMALL_REMAINDER
     };
@@ -564,7 +565,7 @@ fn classify(
                 out.push(CopyStep::Elementwise(p.clone()));
                 return;
             }
-            if depth == 0 && small_copy > 0 && t.tiles() < bounds.few_tiles {
+            if whole && t.tiles() < bounds.few_tiles {
                 // Fewer tiles than one and a half per block of the persistent grid: most
                 // blocks take one tile, some a second, and the launch waits for those.
                 out.push(CopyStep::Elementwise(p.clone()));

@@ -5,8 +5,8 @@
 use proptest::prelude::*;
 use std::collections::HashMap;
 use stridekit_layout::{
-    CopyPlan, CopyStep, Order, ScheduleBounds, SliceArg, StridedLayout, TilePlan, FEW_TILES_PER_SM,
-    SCHEDULE_ADDRESS_PERIOD, SMALL_COPY,
+    CopyPlan, CopyStep, Order, ScheduleBounds, SliceArg, StridedLayout, TilePlan, FEW_TILES,
+    FEW_TILES_PER_SM, SCHEDULE_ADDRESS_PERIOD, SMALL_COPY,
 };
 
 /// (destination byte, source byte) pairs of the copy, straight from the two layouts.
@@ -751,7 +751,7 @@ fn copies_of_few_tiles_run_elementwise() {
         assert!(plan.volume > SMALL_COPY, "{shape:?}");
         let tiled = plan.schedule_with_small_copy(0, 0, 0);
         let n = tiles(&tiled).expect("tiles with the bound 0");
-        assert_eq!(n < 792, few, "{shape:?} {isz}: {n} tiles");
+        assert_eq!(n < FEW_TILES, few, "{shape:?} {isz}: {n} tiles");
         let steps = plan.schedule(0, 0);
         if few {
             assert!(
