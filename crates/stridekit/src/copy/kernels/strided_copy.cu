@@ -2,7 +2,9 @@
 // destination-order elements (coalesced writes, and coalesced reads where the source
 // shares the fast axis). Each thread loads UNR elements, a block's width apart, before it
 // stores any, so that enough bytes are in flight to cover memory latency. With 32-bit
-// indices (FASTDIV) each division by an extent is a multiply-high and two shifts; OFF is
+// indices (FASTDIV) each division by an extent is a multiply-high and two shifts, and the
+// first (slowest) axis takes none: a copy of one or two axes is bound by instructions,
+// not by memory, when it moves 2-byte elements into gaps. OFF is
 // the type of element offsets (int where both sides' offsets fit 32 bits, fewer registers
 // and instructions; else long long).
 extern "C" __global__ void __launch_bounds__(256) strided_copy(const ELEM* __restrict__ src, ELEM* __restrict__ dst, const Params p) {
@@ -19,13 +21,17 @@ extern "C" __global__ void __launch_bounds__(256) strided_copy(const ELEM* __res
                 IDX rem = i;
                 OFF so = 0, d = 0;
 #pragma unroll
-                for (int k = NDIM - 1; k >= 0; --k) {
+                for (int k = NDIM - 1; k > 0; --k) {
                     const IDX q = div_extent(p, k, rem);
                     const IDX j = rem - q * (IDX)p.shape[k];
                     rem = q;
                     so += (OFF)j * (OFF)p.src[k];
                     d += (OFF)j * (OFF)p.dst[k];
                 }
+                // i < n, the product of the extents: what is left is the first axis's
+                // coordinate, no division needed.
+                so += (OFF)rem * (OFF)p.src[0];
+                d += (OFF)rem * (OFF)p.dst[0];
                 v[u] = src[so];
                 at[u] = d;
             }
