@@ -48,9 +48,14 @@ extern "C" __global__ void __launch_bounds__(256) element_runs(const ELEM* __res
                 OFF so = 0, d = 0, c0 = 0;
 #pragma unroll
                 for (int k = NDIM - 1; k >= 0; --k) {
-                    const IDX q = div_extent(p, k, rem);
-                    const IDX j = rem - q * (IDX)p.shape[k];
-                    rem = q;
+                    // i < n, the product of the extents: what is left at the first axis
+                    // is its coordinate, no division needed.
+                    IDX j = rem;
+                    if (k > 0) {
+                        const IDX q = div_extent(p, k, rem);
+                        j = rem - q * (IDX)p.shape[k];
+                        rem = q;
+                    }
                     if (k == NDIM - 1) {
                         c0 = (OFF)j * GE;
                     } else {
