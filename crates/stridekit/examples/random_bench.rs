@@ -1,6 +1,7 @@
 //! Copies at the memory roofline? 200 random layouts (fixed seed), each 64-128 MiB of
 //! elements, device to device: `cargo run --release --example random_bench [N [FILE]]` on
-//! a GPU (`random_bench --cases 2,16,26 [FILE]`: those cases only; `RANDOM_SEED=0x1234
+//! a GPU (`random_bench --cases 2,16,26 [FILE]`: those cases only, `--cases tiled` those
+//! whose schedule takes multi-axis tiles; `RANDOM_SEED=0x1234
 //! random_bench ...`: another set of the same kind, for layouts nobody tuned for;
 //! `RANDOM_MIB=1 random_bench ...`: cases of 1-2 MiB instead, where launches and round
 //! trips weigh more than bandwidth). With
@@ -123,6 +124,26 @@ fn seed() -> R<u64> {
     }
 }
 
+/// The set's cases (of 200) whose schedule on a GPU of `sms` SMs holds a multi-axis tile
+/// step, planned at 256-byte aligned bases as the benchmark's buffers are.
+fn tiled_cases(seed: u64, mib: u64, sms: u64) -> R<Vec<usize>> {
+    let bounds = stridekit::ScheduleBounds::for_sms(stridekit::small_copy_elements(), sms);
+    let mut rng = random_set::Rng(seed);
+    let mut cases = vec![];
+    for case in 0..200 {
+        let c = random_set::next_case(&mut rng, mib);
+        let plan = CopyPlan::new(&c.dst, &c.src)?;
+        let steps = plan.schedule_with_bounds(1 << 20, 1 << 20, bounds);
+        if steps
+            .iter()
+            .any(|s| matches!(s, stridekit::CopyStep::Tiled(_)))
+        {
+            cases.push(case);
+        }
+    }
+    Ok(cases)
+}
+
 /// The comma-separated case numbers after `flag` when it is the first argument.
 fn case_list(flag: &str) -> Option<Vec<usize>> {
     let mut args = std::env::args().skip(1);
@@ -138,15 +159,11 @@ fn main() -> R<()> {
     // `random_bench --profile 2,16,175`: those cases' copies once each, nothing else (for
     // Nsight Compute: `ncu ... random_bench --profile 2`).
     let profile = case_list("--profile");
-    // `random_bench --cases 2,16,26 [FILE]`: those cases only, measured as in a full run.
-    let only = case_list("--cases");
-    let n_cases: usize = match (&profile, &only) {
-        (Some(p), _) | (None, Some(p)) => p.iter().max().map_or(0, |m| m + 1),
-        (None, None) => std::env::args()
-            .nth(1)
-            .and_then(|a| a.parse().ok())
-            .unwrap_or(200),
-    };
+    // `random_bench --cases 2,16,26 [FILE]`: those cases only, measured as in a full run;
+    // `--cases tiled`: the cases whose schedule takes multi-axis tiles (for a tile kernel's
+    // A/B).
+    let tiled_only = std::env::args().nth(2).as_deref() == Some("tiled");
+    let mut only = case_list("--cases");
     let seed = seed()?;
     let mib = case_mib()?;
     if mib != 64 {
@@ -163,6 +180,18 @@ fn main() -> R<()> {
     }
     let dev = Device::open(0)?;
     let sms = dev.sm_count()? as u64;
+    if tiled_only && only.is_some() {
+        let cases = tiled_cases(seed, mib, sms)?;
+        println!("cases with multi-axis tiles ({}): {cases:?}", cases.len());
+        only = Some(cases);
+    }
+    let n_cases: usize = match (&profile, &only) {
+        (Some(p), _) | (None, Some(p)) => p.iter().max().map_or(0, |m| m + 1),
+        (None, None) => std::env::args()
+            .nth(1)
+            .and_then(|a| a.parse().ok())
+            .unwrap_or(200),
+    };
     let stream = dev.new_stream()?;
     let mr = DeviceMemoryResource::new(&dev)?;
     let timer = timing::Timer::new(&dev, &stream)?;
