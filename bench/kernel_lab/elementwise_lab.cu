@@ -144,8 +144,9 @@ int main(int argc, char** argv) {
         {"random case 142 (4-byte, 5-D)", 5, {47, 43, 70, 33, 5}, {1986600, 23100, 330, 10, 2}, {33, 3102, -1333860, 1, -266772}, 93103428, 0, 467271104.0},
     };
     // `small` as the second argument: the small many-axis permutes of `small_bench` that
-    // PyTorch copies faster (a quarter of a wave of threads or less: latency-bound, where
-    // the grid's shape, not the kernel's bytes, decides). Axes as the engine orders them.
+    // PyTorch copies faster (a quarter of a wave of threads or less; on the H200 every
+    // depth and block size took the same time, BENCHMARKS.md). Axes as the engine orders
+    // them.
     const Case small_word4_cases[] = {
         {"small 6-D 8^6 f32 permute [5,3,1,4,2,0]", 6, {8, 8, 8, 8, 8, 8}, {32768, 4096, 512, 64, 8, 1}, {1, 64, 4096, 8, 512, 32768}, 0, 0, 2097152.0},
         {"small 6-D 10^6 f32 permute [5,3,1,4,2,0]", 6, {10, 10, 10, 10, 10, 10}, {100000, 10000, 1000, 100, 10, 1}, {1, 100, 10000, 10, 1000, 100000}, 0, 0, 8000000.0},

@@ -52,11 +52,15 @@ extern "C" __global__ void fill(unsigned int* p, unsigned long long words) {
 }
 "#;
 
+/// The bounds the engine plans with on a GPU of `sms` SMs.
+fn engine_bounds(sms: u64) -> stridekit::ScheduleBounds {
+    stridekit::ScheduleBounds::for_sms(stridekit::small_copy_elements(), sms)
+}
+
 /// The schedule's steps on a GPU of `sms` SMs (as the engine plans them), e.g.
 /// `tiled(r16,w4)+elementwise`.
 fn steps(plan: &CopyPlan, dptr: u64, sptr: u64, sms: u64) -> String {
-    let bounds = stridekit::ScheduleBounds::for_sms(stridekit::small_copy_elements(), sms);
-    plan.schedule_with_bounds(dptr, sptr, bounds)
+    plan.schedule_with_bounds(dptr, sptr, engine_bounds(sms))
         .iter()
         .map(|s| match s {
             stridekit::CopyStep::Memcpy(_) => "memcpy".to_string(),
@@ -127,7 +131,7 @@ fn seed() -> R<u64> {
 /// The set's cases (of 200) whose schedule on a GPU of `sms` SMs holds a multi-axis tile
 /// step, planned at 256-byte aligned bases as the benchmark's buffers are.
 fn tiled_cases(seed: u64, mib: u64, sms: u64) -> R<Vec<usize>> {
-    let bounds = stridekit::ScheduleBounds::for_sms(stridekit::small_copy_elements(), sms);
+    let bounds = engine_bounds(sms);
     let mut rng = random_set::Rng(seed);
     let mut cases = vec![];
     for case in 0..200 {
@@ -144,11 +148,15 @@ fn tiled_cases(seed: u64, mib: u64, sms: u64) -> R<Vec<usize>> {
     Ok(cases)
 }
 
+/// The argument after `flag` when `flag` is the first argument ("" where none follows).
+fn flag_value(flag: &str) -> Option<String> {
+    let mut args = std::env::args().skip(1);
+    (args.next().as_deref() == Some(flag)).then(|| args.next().unwrap_or_default())
+}
+
 /// The comma-separated case numbers after `flag` when it is the first argument.
 fn case_list(flag: &str) -> Option<Vec<usize>> {
-    let mut args = std::env::args().skip(1);
-    (args.next().as_deref() == Some(flag))
-        .then(|| random_set::case_numbers(&args.next().unwrap_or_default()))
+    flag_value(flag).map(|list| random_set::case_numbers(&list))
 }
 
 fn main() -> R<()> {
@@ -162,8 +170,9 @@ fn main() -> R<()> {
     // `random_bench --cases 2,16,26 [FILE]`: those cases only, measured as in a full run;
     // `--cases tiled`: the cases whose schedule takes multi-axis tiles (for a tile kernel's
     // A/B).
-    let tiled_only = std::env::args().nth(2).as_deref() == Some("tiled");
-    let mut only = case_list("--cases");
+    let cases_arg = flag_value("--cases");
+    let tiled_only = cases_arg.as_deref() == Some("tiled");
+    let mut only = cases_arg.map(|list| random_set::case_numbers(&list));
     let seed = seed()?;
     let mib = case_mib()?;
     if mib != 64 {
@@ -180,7 +189,7 @@ fn main() -> R<()> {
     }
     let dev = Device::open(0)?;
     let sms = dev.sm_count()? as u64;
-    if tiled_only && only.is_some() {
+    if tiled_only {
         let cases = tiled_cases(seed, mib, sms)?;
         println!("cases with multi-axis tiles ({}): {cases:?}", cases.len());
         only = Some(cases);
