@@ -151,6 +151,9 @@ pub(super) fn halvings(unr: usize) -> impl Iterator<Item = usize> {
 /// plus the whole grid's step (at most the items rounded up to a chunk) stays below 2^32.
 pub(super) const NARROW_INDICES_UP_TO: u64 = u32::MAX as u64 / 4;
 
+// The kernels' short division (`div_extent` in prelude.cu) is exact only below 2^31.
+const _: () = assert!(NARROW_INDICES_UP_TO < 1 << 31);
+
 /// Blocks of 256 threads for `n` items, `per_thread` each: one block per chunk, not a
 /// persistent grid (measured in `bench/kernel_lab/elementwise_lab.cu`: blocks that the
 /// hardware hands out in order keep the stores of scattered bytes together, 1.2-1.8x

@@ -47,7 +47,7 @@ impl<const D: usize> Params<D> {
         for k in 0..plan.ndim().min(D) {
             let f = FastDiv::new(u32::try_from(plan.shape[k]).unwrap_or(u32::MAX));
             p.mul[k] = f.mul;
-            p.sh[k] = f.packed_shifts();
+            p.sh[k] = f.shift();
             p.shape[k] = plan.shape[k];
             p.src[k] = plan.src_strides[k];
             p.dst[k] = plan.dst_strides[k];
@@ -250,11 +250,27 @@ impl FastDiv {
         self.sh1 | (self.sh2 << 8)
     }
 
+    /// The one shift of the short form `q = (t + n) >> shift`, exact for every `n < 2^31`
+    /// (then `t + n`, with `t <= n`, does not wrap): what the elementwise kernels take
+    /// (`div_extent` in prelude.cu), whose 32-bit indices stay below
+    /// [`NARROW_INDICES_UP_TO`](super::generic::NARROW_INDICES_UP_TO).
+    fn shift(self) -> u32 {
+        self.sh1 + self.sh2
+    }
+
     /// What the kernel computes.
     #[cfg(test)]
     fn div(self, n: u32) -> u32 {
         let t = ((self.mul as u64 * n as u64) >> 32) as u32;
         (t + ((n - t) >> self.sh1)) >> self.sh2
+    }
+
+    /// What the elementwise kernels compute (indices below 2^31), in 32-bit arithmetic
+    /// (a wrapped sum would show as a wrong quotient).
+    #[cfg(test)]
+    fn div_short(self, n: u32) -> u32 {
+        let t = ((self.mul as u64 * n as u64) >> 32) as u32;
+        t.wrapping_add(n) >> self.shift()
     }
 }
 #[cfg(test)]
@@ -465,6 +481,17 @@ mod tests {
             ];
             for n in edges.into_iter().chain((0..200).map(|_| next() as u32)) {
                 assert_eq!(f.div(n), n / d, "{n} / {d}");
+                // The elementwise kernels' short form, for indices below 2^31 (their
+                // extents are at most the volume, below 2^30).
+                if n < 1 << 31 && d <= 1 << 30 {
+                    assert_eq!(f.div_short(n), n / d, "{n} / {d}, short form");
+                }
+            }
+            let top = (1u32 << 31) - 1;
+            for n in [top, top - 1, top - d.min(top), top / 2] {
+                if d <= 1 << 30 {
+                    assert_eq!(f.div_short(n), n / d, "{n} / {d}, short form");
+                }
             }
         }
     }
