@@ -83,7 +83,7 @@ static void fastdiv(unsigned d, unsigned& mul, unsigned& sh) {
     while ((1ull << l) < d) ++l;
     const unsigned long long m = (((1ull << 32) * ((1ull << l) - d)) / d) + 1;
     mul = (unsigned)m;
-    sh = (l < 1 ? l : 1) | ((l > 0 ? l - 1 : 0) << 8);
+    sh = l;  // div_extent's shift (prelude.cu): q = (mulhi(n, mul) + n) >> l
 }
 
 int main(int argc, char** argv) {
