@@ -2,7 +2,7 @@
 // destination-order elements (coalesced writes, and coalesced reads where the source
 // shares the fast axis). Each thread loads UNR elements, a block's width apart, before it
 // stores any, so that enough bytes are in flight to cover memory latency. With 32-bit
-// indices (FASTDIV) each division by an extent is a multiply-high and two shifts, and the
+// indices (FASTDIV) each division by an extent is a multiply-high, an add and a shift, and the
 // first (slowest) axis takes none: a copy of one or two axes is bound by instructions,
 // not by memory, when it moves 2-byte elements into gaps. OFF is
 // the type of element offsets (int where both sides' offsets fit 32 bits, fewer registers
@@ -17,8 +17,18 @@ extern "C" __global__ void __launch_bounds__(256) strided_copy(const ELEM* __res
         for (int u = 0; u < UNR; ++u) {
             const IDX i = b + (IDX)u * blockDim.x + threadIdx.x;
             at[u] = -1;
-            if (i < n) {
-                IDX rem = i;
+#ifdef FASTDIV
+            // 32-bit indices: the index math runs for every thread, an index past the end
+            // as 0, and only the load is conditional. Predicated, the compiler fetches the
+            // magic numbers from constant memory again for every element (18-73 loads a
+            // round at two axes, and such copies ran up to 1.5x slower).
+            const IDX start = i < n ? i : 0;
+#else
+            if (i >= n) continue;
+            const IDX start = i;
+#endif
+            {
+                IDX rem = start;
                 OFF so = 0, d = 0;
 #pragma unroll
                 for (int k = NDIM - 1; k > 0; --k) {
@@ -32,8 +42,10 @@ extern "C" __global__ void __launch_bounds__(256) strided_copy(const ELEM* __res
                 // coordinate, no division needed.
                 so += (OFF)rem * (OFF)p.src[0];
                 d += (OFF)rem * (OFF)p.dst[0];
-                v[u] = src[so];
-                at[u] = d;
+                if (i < n) {
+                    v[u] = src[so];
+                    at[u] = d;
+                }
             }
         }
 #pragma unroll
