@@ -5,6 +5,10 @@ Run both binaries in one call on the same machine, e.g.
     OLD/random_bench --cases 6,8,106 > old.txt; NEW/random_bench --cases 6,8,106 > new.txt
     python3 bench/random_ab.py old.txt new.txt [THRESHOLD]
 
+OLD and NEW may each name several runs, comma-separated (`old.txt,old_2.txt`): each case
+then counts with its shortest time over them (`scripts/gpu-test ab` with AB_REPEAT=2 runs
+the sides new, old, old, new, so that a drift over the call falls on both).
+
 THRESHOLD (default 0.02): ratios within 1 +- THRESHOLD count as unchanged. Then the
 cases whose steps differ between the runs (where a planning change acts) on their own,
 beside the spread of those whose steps are the same. A case that copied wrong bytes in
@@ -14,11 +18,11 @@ either run is marked and makes the script exit non-zero.
 import math
 import sys
 
-from random_runs import ab_args, load
+from random_runs import ab_args, load_runs
 
 
 def main():
-    old, new, threshold = ab_args(__doc__, load)
+    old, new, threshold = ab_args(__doc__, load_runs)
     faster = slower = wrong = 0
     print(f"{'case':>5} {'isz':>3} {'old':>5} {'new':>5} {'speedup':>8}  steps (new)")
     for c in sorted(set(old) & set(new)):

@@ -30,6 +30,20 @@ def load(path):
     return out
 
 
+def load_runs(paths):
+    """`load` over one run or several of the same cases (`a.txt,b.txt`): per case the
+    record with the shortest time (a copy that wrote wrong bytes in any run is marked)."""
+    out = {}
+    for path in paths.split(","):
+        for c, rec in load(path).items():
+            best = out.get(c)
+            wrong = rec.wrong or (best is not None and best.wrong)
+            if best is None or rec.ms < best.ms:
+                best = rec
+            out[c] = best._replace(wrong=wrong)
+    return out
+
+
 def ab_args(doc, load_run):
     """The two runs and the threshold an A/B script is given (`OLD NEW [THRESHOLD]`, default
     0.02), each run read by `load_run`; prints `doc` and exits 2 without two runs."""

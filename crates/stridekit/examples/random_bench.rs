@@ -342,7 +342,7 @@ fn main() -> R<()> {
             .or_default()
             .push((eff_sectors, sector_traffic as f64 / bw / 1e6 / alone_ms));
         let line = format!(
-            "case {case:3}: eff {eff:.2} (sector-exact {eff_sectors:.2}, 64-byte read pairs {eff_pairs:.2}, {:.0}% of written sectors partial; {ms:.3} ms, {:.0} MB moved){} [{}] src {sl} dst {dl}",
+            "case {case:3}: eff {eff:.2} (sector-exact {eff_sectors:.2}, 64-byte read pairs {eff_pairs:.2}, {:.0}% of written sectors partial; {ms:.5} ms, {:.0} MB moved){} [{}] src {sl} dst {dl}",
             100.0 * partial as f64 / (partial + full).max(1) as f64,
             traffic as f64 / 1e6,
             if ok { "" } else { " WRONG BYTES" },
