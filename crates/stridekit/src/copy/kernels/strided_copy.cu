@@ -22,30 +22,27 @@ extern "C" __global__ void __launch_bounds__(256) strided_copy(const ELEM* __res
             // as 0, and only the load is conditional. Predicated, the compiler fetches the
             // magic numbers from constant memory again for every element (18-73 loads a
             // round at two axes, and such copies ran up to 1.5x slower).
-            const IDX start = i < n ? i : 0;
+            IDX rem = i < n ? i : 0;
 #else
             if (i >= n) continue;
-            const IDX start = i;
+            IDX rem = i;
 #endif
-            {
-                IDX rem = start;
-                OFF so = 0, d = 0;
+            OFF so = 0, d = 0;
 #pragma unroll
-                for (int k = NDIM - 1; k > 0; --k) {
-                    const IDX q = div_extent(p, k, rem);
-                    const IDX j = rem - q * (IDX)p.shape[k];
-                    rem = q;
-                    so += (OFF)j * (OFF)p.src[k];
-                    d += (OFF)j * (OFF)p.dst[k];
-                }
-                // i < n, the product of the extents: what is left is the first axis's
-                // coordinate, no division needed.
-                so += (OFF)rem * (OFF)p.src[0];
-                d += (OFF)rem * (OFF)p.dst[0];
-                if (i < n) {
-                    v[u] = src[so];
-                    at[u] = d;
-                }
+            for (int k = NDIM - 1; k > 0; --k) {
+                const IDX q = div_extent(p, k, rem);
+                const IDX j = rem - q * (IDX)p.shape[k];
+                rem = q;
+                so += (OFF)j * (OFF)p.src[k];
+                d += (OFF)j * (OFF)p.dst[k];
+            }
+            // rem < n, the product of the extents: what is left is the first axis's
+            // coordinate, no division needed.
+            so += (OFF)rem * (OFF)p.src[0];
+            d += (OFF)rem * (OFF)p.dst[0];
+            if (i < n) {
+                v[u] = src[so];
+                at[u] = d;
             }
         }
 #pragma unroll
