@@ -35,6 +35,7 @@ def main():
         print(f"{c:5d} {isz:3d} {oe:5.2f} {ne:5.2f} {ratio:8.3f}  {steps}{mark}")
     n = len(set(old) & set(new))
     print(f"{n} cases: {faster} faster, {slower} slower, {n - faster - slower} within {threshold:.0%}")
+    by_class(old, new)
     # The cases the change planned otherwise: where it acts (the others measure the
     # spread between two runs of the same steps).
     moved = [(old[c].ms / new[c].ms, c) for c in sorted(set(old) & set(new)) if old[c].steps != new[c].steps]
@@ -52,6 +53,28 @@ def main():
     if wrong:
         print(f"{wrong} cases copied wrong bytes")
         sys.exit(1)
+
+
+def by_class(old, new):
+    """Geometric mean of the ratios over all cases, then per class (the kind of the new
+    side's first step, and the element size): a change to one kernel shows in its rows,
+    the others give the spread of the call."""
+    groups = {}
+    for c in sorted(set(old) & set(new)):
+        kind = new[c].steps.split("(")[0]
+        groups.setdefault((kind, new[c].itemsize), []).append((old[c].ms / new[c].ms, c))
+    everything = [r for g in groups.values() for r, _ in g]
+    if not everything:
+        return
+    print(f"geomean {geomean(everything):.3f} over {len(everything)} cases; by first step and element bytes:")
+    for (kind, isz), g in sorted(groups.items()):
+        lo, hi = min(g), max(g)
+        print(f"  {kind:<14} {isz:>2} B {len(g):>3} cases  geomean {geomean([r for r, _ in g]):.3f}"
+              f"  slowest {lo[0]:.3f} (case {lo[1]})  fastest {hi[0]:.3f} (case {hi[1]})")
+
+
+def geomean(xs):
+    return math.exp(sum(math.log(x) for x in xs) / len(xs))
 
 
 if __name__ == "__main__":

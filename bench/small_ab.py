@@ -5,6 +5,9 @@ both binaries in one call on the same machine, e.g.
     OLD/small_bench old.jsonl; NEW/small_bench new.jsonl
     python3 bench/small_ab.py old.jsonl new.jsonl [THRESHOLD]
 
+OLD and NEW may each name several runs, comma-separated (`old.jsonl,old_2.jsonl`): each
+permute then counts with its shortest time over them.
+
 THRESHOLD (default 0.02): ratios within 1 +- THRESHOLD count as unchanged. A permute
 that copied wrong bytes in either run makes the script exit non-zero.
 """
@@ -16,9 +19,20 @@ import sys
 from random_runs import ab_args
 
 
-def load(path):
-    with open(path) as f:
-        return {(tuple(c["shape"]), tuple(c["axes"]), c["itemsize"]): c for c in map(json.loads, f)}
+def load(paths):
+    """Permute -> record, over one run or several (`a.jsonl,b.jsonl`): each permute at its
+    shortest time, exact only if it copied exactly in every run."""
+    out = {}
+    for path in paths.split(","):
+        with open(path) as f:
+            for c in map(json.loads, f):
+                k = (tuple(c["shape"]), tuple(c["axes"]), c["itemsize"])
+                best = out.get(k)
+                exact = c["exact"] and (best is None or best["exact"])
+                if best is None or c["ms"] < best["ms"]:
+                    best = c
+                out[k] = dict(best, exact=exact)
+    return out
 
 
 def main():
