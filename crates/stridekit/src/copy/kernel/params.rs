@@ -135,9 +135,16 @@ pub(super) struct TileParams {
 // 4-byte fields only (488 bytes, no padding).
 unsafe impl DeviceRepr for TileParams {}
 
+/// The most tiles one tile launch takes. A block steps through its tiles as `t +
+/// gridDim.x` in 32-bit arithmetic: below 2^31 tiles (and grids far smaller) that sum
+/// never wraps, where a wrapped index would send the block back to its first tiles and
+/// round the loop forever. Copies of more tiles run elementwise.
+pub(super) const MAX_TILES: u32 = i32::MAX as u32;
+
 impl TileParams {
-    /// The block for `t`, or `None` when it does not fit the kernel's 32-bit fields (the
-    /// planner keeps tiles inside them; this guards the conversion).
+    /// The block for `t`, or `None` when it does not fit the kernel's 32-bit fields or
+    /// holds more than [`MAX_TILES`] tiles (the planner keeps tiles inside the fields;
+    /// this guards the conversion).
     pub(super) fn new(t: &TilePlan) -> Option<Self> {
         let (nt, ng) = (t.extents.len(), t.counts.len());
         if nt > 8 || ng > 8 || nt == 0 {
@@ -164,7 +171,7 @@ impl TileParams {
             nt: nt as i32,
             ng: ng as i32,
             vol: i32::try_from(vol).ok()?,
-            ntiles: u32::try_from(t.tiles()).ok()?,
+            ntiles: u32::try_from(t.tiles()).ok().filter(|&n| n <= MAX_TILES)?,
             data_bytes: i32::try_from(t.image_bytes()).ok()?,
             pos_bytes: i32::try_from(t.slot_table_bytes()).ok()?,
             sbase: 0,
@@ -275,7 +282,7 @@ impl FastDiv {
 }
 #[cfg(test)]
 mod tests {
-    use super::{FastDiv, TileParams};
+    use super::{FastDiv, TileParams, MAX_TILES};
     use stridekit_layout::{CopyPlan, CopyStep, StridedLayout};
 
     /// The tables `tile_copy.cu` builds from a parameter block: for each element in
@@ -325,6 +332,46 @@ mod tests {
             }
         }
         assert!(flipped >= 2, "{flipped} tiles walked a backward axis");
+    }
+
+    /// A tile launch of 2^31 tiles or more gets no parameter block (the launch copies it
+    /// elementwise): a block's next tile index, `t + gridDim.x` in 32 bits, could wrap and
+    /// restart its loop; one tile fewer does.
+    #[test]
+    fn tile_blocks_refuse_tile_counts_whose_next_index_could_wrap() {
+        let src = StridedLayout::dense(&[24, 4096], 4, stridekit_layout::Order::C)
+            .unwrap()
+            .permuted(&[1, 0])
+            .unwrap();
+        let dst = StridedLayout::dense(&[4096, 24], 4, stridekit_layout::Order::C).unwrap();
+        let steps = CopyPlan::new(&dst, &src)
+            .unwrap()
+            .schedule_with_small_copy(0, 0, 0);
+        let mut t = steps
+            .iter()
+            .find_map(|s| match s {
+                CopyStep::Tiled(t) => Some(t.clone()),
+                _ => None,
+            })
+            .expect("a tiled step");
+        assert!(!t.counts.is_empty(), "{t:?}");
+        for k in 1..t.counts.len() {
+            t.counts[k] = 1;
+        }
+        for (tiles, fits) in [
+            (MAX_TILES as i64 - 1, true),
+            (MAX_TILES as i64, true),
+            (MAX_TILES as i64 + 1, false),
+            (u32::MAX as i64, false),
+        ] {
+            t.counts[0] = tiles;
+            assert_eq!(t.tiles(), tiles as u64);
+            let p = TileParams::new(&t);
+            assert_eq!(p.is_some(), fits, "{tiles} tiles");
+            if let Some(p) = p {
+                assert_eq!(p.ntiles as i64, tiles);
+            }
+        }
     }
 
     /// A tile's padding group below its densest would put its image past the shared

@@ -207,6 +207,7 @@ extern "C" __global__ void __launch_bounds__(256, TILE_MINB) tile_copy(const ELE
         }
 #endif
         __syncthreads();
+        // Below 2^31 tiles (`MAX_TILES` in params.rs), so the sum never wraps.
         const unsigned int next = t + gridDim.x;
         long long nsb = 0, ndb = 0;
         if (next < p.ntiles) {
