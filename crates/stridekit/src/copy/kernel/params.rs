@@ -334,11 +334,8 @@ mod tests {
         assert!(flipped >= 2, "{flipped} tiles walked a backward axis");
     }
 
-    /// A tile launch of 2^31 tiles or more gets no parameter block (the launch copies it
-    /// elementwise): a block's next tile index, `t + gridDim.x` in 32 bits, could wrap and
-    /// restart its loop; one tile fewer does.
-    #[test]
-    fn tile_blocks_refuse_tile_counts_whose_next_index_could_wrap() {
+    /// The tile of 4-byte elements of (24, 4096) into its transpose (multi-axis tiles).
+    fn transpose_tile() -> stridekit_layout::TilePlan {
         let src = StridedLayout::dense(&[24, 4096], 4, stridekit_layout::Order::C)
             .unwrap()
             .permuted(&[1, 0])
@@ -347,13 +344,21 @@ mod tests {
         let steps = CopyPlan::new(&dst, &src)
             .unwrap()
             .schedule_with_small_copy(0, 0, 0);
-        let mut t = steps
+        steps
             .iter()
             .find_map(|s| match s {
-                CopyStep::Tiled(t) => Some(t.clone()),
+                CopyStep::Tiled(t) => Some(stridekit_layout::TilePlan::clone(t)),
                 _ => None,
             })
-            .expect("a tiled step");
+            .expect("a tiled step")
+    }
+
+    /// A tile launch of 2^31 tiles or more gets no parameter block (the launch copies it
+    /// elementwise): a block's next tile index, `t + gridDim.x` in 32 bits, could wrap and
+    /// restart its loop; one tile fewer does.
+    #[test]
+    fn tile_blocks_refuse_tile_counts_whose_next_index_could_wrap() {
+        let mut t = transpose_tile();
         assert!(!t.counts.is_empty(), "{t:?}");
         for k in 1..t.counts.len() {
             t.counts[k] = 1;
@@ -379,22 +384,7 @@ mod tests {
     /// it elementwise), one from the densest up does.
     #[test]
     fn tile_blocks_refuse_a_padding_past_shared_memory() {
-        // 4-byte elements of (24, 4096) into its transpose: multi-axis tiles.
-        let src = StridedLayout::dense(&[24, 4096], 4, stridekit_layout::Order::C)
-            .unwrap()
-            .permuted(&[1, 0])
-            .unwrap();
-        let dst = StridedLayout::dense(&[4096, 24], 4, stridekit_layout::Order::C).unwrap();
-        let steps = CopyPlan::new(&dst, &src)
-            .unwrap()
-            .schedule_with_small_copy(0, 0, 0);
-        let mut t = steps
-            .iter()
-            .find_map(|s| match s {
-                CopyStep::Tiled(t) => Some(t.clone()),
-                _ => None,
-            })
-            .expect("a tiled step");
+        let mut t = transpose_tile();
         let densest = t.densest_slot_shift();
         for (shift, fits) in [(densest - 1, false), (densest, true), (densest + 6, true)] {
             t.slot_shift = shift;
