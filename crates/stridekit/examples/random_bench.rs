@@ -59,12 +59,26 @@ fn engine_bounds(sms: u64) -> stridekit::ScheduleBounds {
 
 /// The schedule's steps on a GPU of `sms` SMs (as the engine plans them), e.g.
 /// `tiled(r16,w4)+elementwise`.
+/// An elementwise step by the kernel the engine runs it with: the run kernel where bytes
+/// or halfwords move in rows dense in the destination (`runs`: rows read along contiguous
+/// source elements; `gathered(wN,A)`: rows gathered over A axes, in copies past
+/// `small_copy_elements`, at most 4 axes), else the elementwise kernel.
+fn elementwise_label(p: &CopyPlan) -> String {
+    match p.element_runs() {
+        Some(r) if r.source_step().is_some() => format!("runs(w{})", p.itemsize),
+        Some(r) if p.volume > stridekit::small_copy_elements() && r.row.len() <= 4 => {
+            format!("gathered(w{},{})", p.itemsize, r.row.len())
+        }
+        _ => format!("elementwise(w{})", p.itemsize),
+    }
+}
+
 fn steps(plan: &CopyPlan, dptr: u64, sptr: u64, sms: u64) -> String {
     plan.schedule_with_bounds(dptr, sptr, engine_bounds(sms))
         .iter()
         .map(|s| match s {
             stridekit::CopyStep::Memcpy(_) => "memcpy".to_string(),
-            stridekit::CopyStep::Elementwise(p) => format!("elementwise(w{})", p.itemsize),
+            stridekit::CopyStep::Elementwise(p) => elementwise_label(p),
             stridekit::CopyStep::Transpose { .. } => "transpose".to_string(),
             stridekit::CopyStep::Channels { plan, a, l } => {
                 format!("channels({}x{})", plan.shape[*a], plan.shape[*l])
