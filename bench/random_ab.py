@@ -15,10 +15,9 @@ beside the spread of those whose steps are the same. A case that copied wrong by
 either run is marked and makes the script exit non-zero.
 """
 
-import math
 import sys
 
-from random_runs import ab_args, load_runs
+from random_runs import ab_args, geomean, load_runs
 
 
 def main():
@@ -40,7 +39,7 @@ def main():
     # spread between two runs of the same steps).
     moved = [(old[c].ms / new[c].ms, c) for c in sorted(set(old) & set(new)) if old[c].steps != new[c].steps]
     if moved:
-        geo = math.exp(sum(math.log(r) for r, _ in moved) / len(moved))
+        geo = geomean([r for r, _ in moved])
         up = sum(r > 1 + threshold for r, _ in moved)
         down = sum(r < 1 - threshold for r, _ in moved)
         print(f"{len(moved)} cases with other steps: {up} faster, {down} slower, geomean {geo:.3f}: "
@@ -71,10 +70,6 @@ def by_class(old, new):
         lo, hi = min(g), max(g)
         print(f"  {kind:<14} {isz:>2} B {len(g):>3} cases  geomean {geomean([r for r, _ in g]):.3f}"
               f"  slowest {lo[0]:.3f} (case {lo[1]})  fastest {hi[0]:.3f} (case {hi[1]})")
-
-
-def geomean(xs):
-    return math.exp(sum(math.log(x) for x in xs) / len(xs))
 
 
 if __name__ == "__main__":

@@ -1,6 +1,7 @@
 """What `random_bench` prints, read back: one record per case (its first line; the ten
 worst repeat at the end), for the scripts that compare and plot runs."""
 
+import math
 import re
 from typing import NamedTuple
 
@@ -33,15 +34,26 @@ def load(path):
 def load_runs(paths):
     """`load` over one run or several of the same cases (`a.txt,b.txt`): per case the
     record with the shortest time (a copy that wrote wrong bytes in any run is marked)."""
-    out = {}
+    return shortest(paths, load, lambda r: r.ms, lambda r: r.wrong, lambda r: r._replace(wrong=True))
+
+
+def shortest(paths, load_one, ms, wrong, mark):
+    """One run or several of the same cases (`a,b`), each read by `load_one` (key ->
+    record): per key the record of shortest `ms(record)`, passed through `mark` if
+    `wrong(record)` held in any run."""
+    out, bad = {}, set()
     for path in paths.split(","):
-        for c, rec in load(path).items():
-            best = out.get(c)
-            wrong = rec.wrong or (best is not None and best.wrong)
-            if best is None or rec.ms < best.ms:
-                best = rec
-            out[c] = best._replace(wrong=wrong)
-    return out
+        for k, rec in load_one(path).items():
+            if wrong(rec):
+                bad.add(k)
+            if k not in out or ms(rec) < ms(out[k]):
+                out[k] = rec
+    return {k: mark(r) if k in bad else r for k, r in out.items()}
+
+
+def geomean(xs):
+    """Geometric mean of positive ratios (1.0 for none)."""
+    return math.exp(sum(math.log(x) for x in xs) / len(xs)) if xs else 1.0
 
 
 def ab_args(doc, load_run):

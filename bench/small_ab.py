@@ -13,26 +13,20 @@ that copied wrong bytes in either run makes the script exit non-zero.
 """
 
 import json
-import math
 import sys
 
-from random_runs import ab_args
+from random_runs import ab_args, geomean, shortest
+
+
+def load_run(path):
+    with open(path) as f:
+        return {(tuple(c["shape"]), tuple(c["axes"]), c["itemsize"]): c for c in map(json.loads, f)}
 
 
 def load(paths):
     """Permute -> record, over one run or several (`a.jsonl,b.jsonl`): each permute at its
     shortest time, exact only if it copied exactly in every run."""
-    out = {}
-    for path in paths.split(","):
-        with open(path) as f:
-            for c in map(json.loads, f):
-                k = (tuple(c["shape"]), tuple(c["axes"]), c["itemsize"])
-                best = out.get(k)
-                exact = c["exact"] and (best is None or best["exact"])
-                if best is None or c["ms"] < best["ms"]:
-                    best = c
-                out[k] = dict(best, exact=exact)
-    return out
+    return shortest(paths, load_run, lambda c: c["ms"], lambda c: not c["exact"], lambda c: dict(c, exact=False))
 
 
 def main():
@@ -48,7 +42,7 @@ def main():
         print(f"{name:<46} {o['ms'] * 1e3:>8.1f} {n['ms'] * 1e3:>8.1f} {r:>8.3f}")
     up = sum(r > 1 + threshold for r in ratios)
     down = sum(r < 1 - threshold for r in ratios)
-    geo = math.exp(sum(map(math.log, ratios)) / len(ratios)) if ratios else 1.0
+    geo = geomean(ratios)
     print(f"{len(ratios)} permutes: {up} faster, {down} slower, geomean {geo:.3f}")
     if not all(old[k]["exact"] and new[k]["exact"] for k in keys):
         sys.exit("a permute copied wrong bytes")

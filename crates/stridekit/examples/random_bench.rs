@@ -57,22 +57,20 @@ fn engine_bounds(sms: u64) -> stridekit::ScheduleBounds {
     stridekit::ScheduleBounds::for_sms(stridekit::small_copy_elements(), sms)
 }
 
-/// The schedule's steps on a GPU of `sms` SMs (as the engine plans them), e.g.
-/// `tiled(r16,w4)+elementwise`.
-/// An elementwise step by the kernel the engine runs it with: the run kernel where bytes
-/// or halfwords move in rows dense in the destination (`runs`: rows read along contiguous
-/// source elements; `gathered(wN,A)`: rows gathered over A axes, in copies past
-/// `small_copy_elements`, at most 4 axes), else the elementwise kernel.
+/// An elementwise step by the kernel the engine runs it with
+/// ([`stridekit::elementwise_kernel`]): `runs(wN)`, `gathered(wN,A)` (rows gathered over A
+/// axes) or `elementwise(wN)`.
 fn elementwise_label(p: &CopyPlan) -> String {
-    match p.element_runs() {
-        Some(r) if r.source_step().is_some() => format!("runs(w{})", p.itemsize),
-        Some(r) if p.volume > stridekit::small_copy_elements() && r.row.len() <= 4 => {
-            format!("gathered(w{},{})", p.itemsize, r.row.len())
-        }
-        _ => format!("elementwise(w{})", p.itemsize),
+    let w = p.itemsize;
+    match stridekit::elementwise_kernel(p) {
+        stridekit::ElementwiseKernel::Runs => format!("runs(w{w})"),
+        stridekit::ElementwiseKernel::GatheredRows { axes } => format!("gathered(w{w},{axes})"),
+        stridekit::ElementwiseKernel::Elements => format!("elementwise(w{w})"),
     }
 }
 
+/// The schedule's steps on a GPU of `sms` SMs (as the engine plans them), e.g.
+/// `tiled(r16,w4)+elementwise`.
 fn steps(plan: &CopyPlan, dptr: u64, sptr: u64, sms: u64) -> String {
     plan.schedule_with_bounds(dptr, sptr, engine_bounds(sms))
         .iter()

@@ -29,7 +29,9 @@ mod staged;
 mod temporaries;
 
 pub(crate) use kernel::catalogue::common_kernels;
-pub use kernel::{set_small_copy_elements, small_copy_elements};
+pub use kernel::{
+    elementwise_kernel, set_small_copy_elements, small_copy_elements, ElementwiseKernel,
+};
 pub use prefetch::AUTO_MIN_BYTES as MANAGED_PREFETCH_MIN_BYTES;
 pub(crate) use temporaries::pool as temporaries_pool;
 pub use temporaries::{release_copy_temporaries, KEEP_BYTES as TEMPORARIES_KEPT_BYTES};

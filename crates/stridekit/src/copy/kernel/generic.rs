@@ -28,6 +28,55 @@ pub(super) fn kernel_of(plan: &CopyPlan, sms: u64) -> Variant {
     kernel_with(plan, runs_of(plan).as_ref(), sms).0
 }
 
+/// The kernel an elementwise step runs on ([`elementwise_kernel`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ElementwiseKernel {
+    /// One element a thread (`strided_copy.cu`).
+    Elements,
+    /// Rows of bytes or halfwords dense in the destination and read along contiguous
+    /// source elements, a group of them a thread (`element_runs.cu`).
+    Runs,
+    /// Rows dense in the destination gathered from the source over `axes` axes, a group
+    /// a thread (`element_runs.cu` with the row's parameter block).
+    GatheredRows {
+        /// The row's axes ([`ElementRuns::row`]).
+        axes: usize,
+    },
+}
+
+/// The kernel the engine runs the elementwise step `plan` (a
+/// [`CopyStep::Elementwise`](stridekit_layout::CopyStep::Elementwise)) on, as a copy picks
+/// it: for benchmarks and tools that report which kernel a copy took. No GPU needed.
+///
+/// ```
+/// use stridekit::layout::{s, CopyPlan, Order, StridedLayout};
+/// use stridekit::{elementwise_kernel, ElementwiseKernel};
+/// // Pixels of 3 byte channels written interleaved from 3 planes: rows gathered over two
+/// // axes (pixels, channels) once the copy is past `small_copy_elements`.
+/// let planes = StridedLayout::dense(&[3, 1024, 1024], 1, Order::C)?.permuted(&[1, 2, 0])?;
+/// let pixels = StridedLayout::dense(&[1024, 1024, 3], 1, Order::C)?;
+/// let plan = CopyPlan::new(&pixels, &planes)?;
+/// assert_eq!(elementwise_kernel(&plan), ElementwiseKernel::GatheredRows { axes: 2 });
+/// // Rows of bytes reversed (`x[:, ::-1]`): read along contiguous source bytes.
+/// let src = StridedLayout::dense(&[64, 1000], 1, Order::C)?.sliced(s![.., ..;-1])?;
+/// let dst = StridedLayout::dense(&[64, 1000], 1, Order::C)?;
+/// assert_eq!(elementwise_kernel(&CopyPlan::new(&dst, &src)?), ElementwiseKernel::Runs);
+/// // 4-byte elements have no runs: one element a thread.
+/// let src = StridedLayout::dense(&[1024, 1024], 4, Order::C)?.permuted(&[1, 0])?;
+/// let dst = StridedLayout::dense(&[1024, 1024], 4, Order::C)?;
+/// assert_eq!(elementwise_kernel(&CopyPlan::new(&dst, &src)?), ElementwiseKernel::Elements);
+/// # Ok::<(), stridekit::layout::LayoutError>(())
+/// ```
+pub fn elementwise_kernel(plan: &CopyPlan) -> ElementwiseKernel {
+    match runs_of(plan) {
+        None => ElementwiseKernel::Elements,
+        Some(KernelRuns { row: None, .. }) => ElementwiseKernel::Runs,
+        Some(KernelRuns { runs, row: Some(_) }) => ElementwiseKernel::GatheredRows {
+            axes: runs.row.len(),
+        },
+    }
+}
+
 /// A plan's runs as the run kernel takes them: the rows, and for rows it gathers their
 /// parameter block (the kernel is compiled to gather exactly when there is one).
 struct KernelRuns {

@@ -28,6 +28,7 @@ mod params;
 mod repeat;
 mod runs;
 mod schedules;
+pub use generic::{elementwise_kernel, ElementwiseKernel};
 pub use schedules::{set_small_copy_elements, small_copy_elements};
 mod tiled;
 mod transpose;
