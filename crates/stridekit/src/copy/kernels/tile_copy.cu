@@ -8,7 +8,10 @@
 // written word its destination offset. Then it loops over tiles: reads in source order
 // (coalesced along the source's fast axes; a thread's words of a tile all in flight at
 // once), scatters into the slots, and writes in destination order (coalesced along the
-// destination's) while the next tile's reads are in flight. A thread's read words are the
+// destination's) while the next tile's reads are in flight; the loop is compiled for 1, 2,
+// 4, 8 and UNR read words a thread and a launch runs the smallest that holds its tile's
+// (`tile_loop`), so no load or scatter slot goes to a word a thread does not have (on the
+// H200 case 87, bytes read in 16-byte words, 1.36x). A thread's read words are the
 // same ones in every tile: with words of one element it keeps their offsets and slots in
 // registers (a table read and its address arithmetic less per element and tile; 1.02-1.26x
 // on the H100 on 57 of the random set's 97 tiled cases, none slower). With one-element
@@ -62,9 +65,10 @@ typedef int Off;
 constexpr bool lean = false;
 #endif
 // A thread's read words of one tile, all issued before any is used.
-__device__ __forceinline__ void load_tile(RWORD (&buf)[UNR], const ELEM* __restrict__ s, const Off* soff, int nr) {
+template <int U>
+__device__ __forceinline__ void load_tile(RWORD (&buf)[U], const ELEM* __restrict__ s, const Off* soff, int nr) {
 #pragma unroll
-    for (int u = 0; u < UNR; ++u) {
+    for (int u = 0; u < U; ++u) {
         const int w = u * blockDim.x + threadIdx.x;
         if (w < nr) buf[u] = *reinterpret_cast<const RWORD*>(s + soff[w]);
     }
@@ -77,65 +81,27 @@ __device__ __forceinline__ void load_tile(RWORD (&buf)[UNR], const ELEM* __restr
 #else
 #define TILE_MINB 4
 #endif
-extern "C" __global__ void __launch_bounds__(256, TILE_MINB) tile_copy(const ELEM* __restrict__ src, ELEM* __restrict__ dst,
-                                                             const TileParams p) {
-    extern __shared__ __align__(16) unsigned char smem[];
-    const int vol = p.vol, nr = vol / RW, nw = vol / WW;
-    ELEM* data = reinterpret_cast<ELEM*>(smem);
-    unsigned short* slot = reinterpret_cast<unsigned short*>(smem + p.data_bytes);
-    Off* soff = reinterpret_cast<Off*>(smem + p.data_bytes + p.pos_bytes);
-    Off* doff = soff + nr;
-    // With LEAN, written offsets count from the lowest destination element: the
-    // destination's backward axes at their far end.
-    int dlow = 0;
-#ifdef LEAN
-    for (int k = 0; k < p.nt; ++k)
-        if (p.dstr[k] < 0) dlow += (p.ext[k] - 1) * p.dstr[k];
-#endif
-    // Read offsets count from the lowest source element (sbase) with LEAN.
-    const int sbase = lean ? p.sbase : 0;
-    for (int i = threadIdx.x; i < vol; i += blockDim.x) {
-        unsigned int rem = i;
-        // Source order walks memory upwards: backwards axes from their far end (their
-        // strides and weights come negated, the far end in sbase and jbase).
-        int so = lean ? 0 : p.sbase, j = p.jbase;
-        for (int q = 0; q < p.nt; ++q) {
-            const int k = p.sorder[q];
-            const unsigned int hi = __umulhi(rem, p.tmul[k]);
-            const unsigned int quo = (hi + ((rem - hi) >> (p.tsh[k] & 0xffu))) >> (p.tsh[k] >> 8);
-            const int c = (int)(rem - quo * (unsigned int)p.ext[k]);
-            rem = quo;
-            so += c * p.sstr[k];
-            j += c * p.wgt[k];
-        }
-        slot[i] = (unsigned short)SLOT(j);
-        if (i % RW == 0) soff[i / RW] = (Off)so;
-        if (i % WW == 0) {
-            unsigned int r = i;
-            int d = 0;
-            for (int k = 0; k < p.nt; ++k) {
-                const unsigned int hi = __umulhi(r, p.tmul[k]);
-                const unsigned int quo = (hi + ((r - hi) >> (p.tsh[k] & 0xffu))) >> (p.tsh[k] >> 8);
-                d += (int)(r - quo * (unsigned int)p.ext[k]) * p.dstr[k];
-                r = quo;
-            }
-            doff[i / WW] = (Off)(d - dlow);
-        }
-    }
-    __syncthreads();
+// The tile loop of a block whose threads hold at most U read words of a tile (U <= UNR).
+// Wider than one-element byte and halfword reads, the kernel picks the smallest of 1, 2,
+// 4, 8 or UNR that holds its tile's reads: a thread then issues no load and scatter slots
+// (each with its predicate and address arithmetic) for words it does not have; a 4-byte
+// tile of 2048 elements in 16-byte words has 2 a thread, not 8.
+template <int U>
+__device__ __forceinline__ void tile_loop(const ELEM* __restrict__ src, ELEM* __restrict__ dst, const TileParams& p,
+                                          ELEM* data, const unsigned short* slot, const Off* soff, const Off* doff,
+                                          int dlow, int sbase, int nr, int nw) {
     // Pipelined: the next tile's loads are in flight while this tile is written out.
     // Each thread holds all of its read words of a tile (the planner keeps
-    // vol / RW <= UNR * 256).
+    // vol / RW <= UNR * 256, and the kernel picks U >= vol / RW / 256).
     unsigned int t = blockIdx.x;
-    if (t >= p.ntiles) return;
-    RWORD buf[UNR];
+    RWORD buf[U];
     long long sb, db;
     tile_base(p, t, sb, db);
 #ifdef RW1REG
-    Off myoff[UNR];
-    unsigned int myslot[(UNR + 1) / 2];
+    Off myoff[U];
+    unsigned int myslot[(U + 1) / 2];
 #ifdef LEAN
-    // A thread with fewer than UNR elements repeats its first one (the same load, the
+    // A thread with fewer than U elements repeats its first one (the same load, the
     // same value into the same slot): its loads and stores need no predicate each.
     const bool any = (int)threadIdx.x < nr;
     const unsigned int fill_off = any ? soff[threadIdx.x] : 0u, fill_slot = any ? slot[threadIdx.x] : 0u;
@@ -144,7 +110,7 @@ extern "C" __global__ void __launch_bounds__(256, TILE_MINB) tile_copy(const ELE
     const unsigned int fill_slot = 0u;
 #endif
 #pragma unroll
-    for (int u = 0; u < UNR; ++u) {
+    for (int u = 0; u < U; ++u) {
         const int w = u * blockDim.x + threadIdx.x;
         myoff[u] = w < nr ? soff[w] : fill_off;
         const unsigned int sl = w < nr ? slot[w] : fill_slot;
@@ -153,20 +119,20 @@ extern "C" __global__ void __launch_bounds__(256, TILE_MINB) tile_copy(const ELE
 #endif
 #ifdef LEAN
 #define LOAD_TILE(base) if (any) { const ELEM* __restrict__ b_ = (base); _Pragma("unroll") \
-        for (int u = 0; u < UNR; ++u) buf[u] = *reinterpret_cast<const RWORD*>(b_ + myoff[u]); }
+        for (int u = 0; u < U; ++u) buf[u] = *reinterpret_cast<const RWORD*>(b_ + myoff[u]); }
 #elif defined(RW1REG)
     const int mine = nr > (int)threadIdx.x ? (nr - 1 - (int)threadIdx.x) / (int)blockDim.x + 1 : 0;
-#define LOAD_TILE(base) _Pragma("unroll") for (int u = 0; u < UNR; ++u) \
+#define LOAD_TILE(base) _Pragma("unroll") for (int u = 0; u < U; ++u) \
         if (u < mine) buf[u] = *reinterpret_cast<const RWORD*>((base) + myoff[u]);
 #else
-#define LOAD_TILE(base) load_tile(buf, (base), soff, nr)
+#define LOAD_TILE(base) load_tile<U>(buf, (base), soff, nr)
 #endif
     LOAD_TILE(src + sb + sbase);
     for (;;) {
 #ifdef LEAN
         if (any) {
 #pragma unroll
-            for (int u = 0; u < UNR; ++u) {
+            for (int u = 0; u < U; ++u) {
                 RUnion x;
                 x.w = buf[u];
                 data[(myslot[u / 2] >> (16 * (u % 2))) & 0xffffu] = x.e[0];
@@ -174,7 +140,7 @@ extern "C" __global__ void __launch_bounds__(256, TILE_MINB) tile_copy(const ELE
         }
 #elif defined(RW1REG)
 #pragma unroll
-        for (int u = 0; u < UNR; ++u) {
+        for (int u = 0; u < U; ++u) {
             if (u < mine) {
                 RUnion x;
                 x.w = buf[u];
@@ -183,7 +149,7 @@ extern "C" __global__ void __launch_bounds__(256, TILE_MINB) tile_copy(const ELE
         }
 #else
 #pragma unroll
-        for (int u = 0; u < UNR; ++u) {
+        for (int u = 0; u < U; ++u) {
             const int w = u * blockDim.x + threadIdx.x;
             if (w < nr) {
                 RUnion x;
@@ -237,4 +203,66 @@ extern "C" __global__ void __launch_bounds__(256, TILE_MINB) tile_copy(const ELE
         sb = nsb;
         db = ndb;
     }
+}
+extern "C" __global__ void __launch_bounds__(256, TILE_MINB) tile_copy(const ELEM* __restrict__ src, ELEM* __restrict__ dst,
+                                                             const TileParams p) {
+    extern __shared__ __align__(16) unsigned char smem[];
+    const int vol = p.vol, nr = vol / RW, nw = vol / WW;
+    ELEM* data = reinterpret_cast<ELEM*>(smem);
+    unsigned short* slot = reinterpret_cast<unsigned short*>(smem + p.data_bytes);
+    Off* soff = reinterpret_cast<Off*>(smem + p.data_bytes + p.pos_bytes);
+    Off* doff = soff + nr;
+    // With LEAN, written offsets count from the lowest destination element: the
+    // destination's backward axes at their far end.
+    int dlow = 0;
+#ifdef LEAN
+    for (int k = 0; k < p.nt; ++k)
+        if (p.dstr[k] < 0) dlow += (p.ext[k] - 1) * p.dstr[k];
+#endif
+    // Read offsets count from the lowest source element (sbase) with LEAN.
+    const int sbase = lean ? p.sbase : 0;
+    for (int i = threadIdx.x; i < vol; i += blockDim.x) {
+        unsigned int rem = i;
+        // Source order walks memory upwards: backwards axes from their far end (their
+        // strides and weights come negated, the far end in sbase and jbase).
+        int so = lean ? 0 : p.sbase, j = p.jbase;
+        for (int q = 0; q < p.nt; ++q) {
+            const int k = p.sorder[q];
+            const unsigned int hi = __umulhi(rem, p.tmul[k]);
+            const unsigned int quo = (hi + ((rem - hi) >> (p.tsh[k] & 0xffu))) >> (p.tsh[k] >> 8);
+            const int c = (int)(rem - quo * (unsigned int)p.ext[k]);
+            rem = quo;
+            so += c * p.sstr[k];
+            j += c * p.wgt[k];
+        }
+        slot[i] = (unsigned short)SLOT(j);
+        if (i % RW == 0) soff[i / RW] = (Off)so;
+        if (i % WW == 0) {
+            unsigned int r = i;
+            int d = 0;
+            for (int k = 0; k < p.nt; ++k) {
+                const unsigned int hi = __umulhi(r, p.tmul[k]);
+                const unsigned int quo = (hi + ((r - hi) >> (p.tsh[k] & 0xffu))) >> (p.tsh[k] >> 8);
+                d += (int)(r - quo * (unsigned int)p.ext[k]) * p.dstr[k];
+                r = quo;
+            }
+            doff[i / WW] = (Off)(d - dlow);
+        }
+    }
+    __syncthreads();
+    if (blockIdx.x >= p.ntiles) return;
+#if defined(LEAN) || EB >= 8
+    // One-element byte and halfword reads: no predicates to save, and the registers
+    // of the one loop are what these tiles were tuned at. Elements of 8 and 16 bytes:
+    // few words a tile, and their registers spill with more loops beside the one.
+    tile_loop<UNR>(src, dst, p, data, slot, soff, doff, dlow, sbase, nr, nw);
+#else
+    // Read words a thread holds of a tile: the loop's depth (a block-wide choice).
+    const int per = (nr + (int)blockDim.x - 1) / (int)blockDim.x;
+    if (per <= 1) tile_loop<1>(src, dst, p, data, slot, soff, doff, dlow, sbase, nr, nw);
+    else if (per <= 2) tile_loop<2>(src, dst, p, data, slot, soff, doff, dlow, sbase, nr, nw);
+    else if (per <= 4) tile_loop<4>(src, dst, p, data, slot, soff, doff, dlow, sbase, nr, nw);
+    else if (UNR > 8 && per <= 8) tile_loop<(UNR > 8 ? 8 : UNR)>(src, dst, p, data, slot, soff, doff, dlow, sbase, nr, nw);
+    else tile_loop<UNR>(src, dst, p, data, slot, soff, doff, dlow, sbase, nr, nw);
+#endif
 }
