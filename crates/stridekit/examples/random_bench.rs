@@ -4,7 +4,8 @@
 //! whose schedule takes multi-axis tiles; `RANDOM_SEED=0x1234
 //! random_bench ...`: another set of the same kind, for layouts nobody tuned for;
 //! `RANDOM_MIB=1 random_bench ...`: cases of 1-2 MiB instead, where launches and round
-//! trips weigh more than bandwidth). With
+//! trips weigh more than bandwidth; `RANDOM_TILE_BLOCKS=6 random_bench ...`: the tile
+//! kernel at most 6 blocks an SM, `stridekit::set_tile_blocks_per_sm`). With
 //! FILE, every case (layouts, roofline bytes, time) is written there as JSON lines, for
 //! `bench/random_compare.py` to time PyTorch on the same layouts.
 //!
@@ -120,6 +121,18 @@ fn case_mib() -> R<u64> {
     }
 }
 
+/// The tile kernel's blocks an SM: `RANDOM_TILE_BLOCKS` where set (0: the engine's rule).
+fn tile_blocks() -> R<usize> {
+    match std::env::var("RANDOM_TILE_BLOCKS") {
+        Err(_) => Ok(0),
+        Ok(v) => v.parse().ok().filter(|&b| b <= 32).ok_or_else(|| {
+            err(format!(
+                "RANDOM_TILE_BLOCKS={v}: expected blocks an SM from 0 to 32"
+            ))
+        }),
+    }
+}
+
 /// The set's seed: `RANDOM_SEED` (decimal or `0x` hex) where set, else the published set's.
 fn seed() -> R<u64> {
     match std::env::var("RANDOM_SEED") {
@@ -187,6 +200,11 @@ fn main() -> R<()> {
     let mut only = cases_arg.map(|list| random_set::case_numbers(&list));
     let seed = seed()?;
     let mib = case_mib()?;
+    let blocks = tile_blocks()?;
+    if blocks > 0 {
+        println!("tile kernel at most {blocks} blocks an SM (RANDOM_TILE_BLOCKS)");
+        stridekit::set_tile_blocks_per_sm(blocks);
+    }
     if mib != 64 {
         println!(
             "random set of {mib}-{} MiB cases (the published set: 64-128)",

@@ -31,6 +31,7 @@ mod schedules;
 pub use generic::{elementwise_kernel, ElementwiseKernel};
 pub use schedules::{set_small_copy_elements, small_copy_elements};
 mod tiled;
+pub use tiled::{set_tile_blocks_per_sm, tile_blocks_per_sm};
 mod transpose;
 mod word;
 

@@ -4,6 +4,7 @@ use super::params::TileParams;
 use super::{function, sm_count, Variant};
 use crate::error::{driver, Result};
 use cudarc::driver::{CudaStream, LaunchConfig, PushKernelArg};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use stridekit_layout::{CopyPlan, TilePlan};
 
@@ -26,7 +27,8 @@ pub(super) fn launch(t: &TilePlan, dst: u64, src: u64, stream: &Arc<CudaStream>)
     let resident = super::resident_blocks(stream, &f, t.itemsize, variant, shared)?;
     let blocks = t
         .tiles()
-        .min(sm_count(stream)?.max(1) * blocks_per_sm(t, resident)) as u32;
+        .min(sm_count(stream)?.max(1) * blocks_per_sm(t, resident, tile_blocks_per_sm()))
+        as u32;
     let cfg = LaunchConfig {
         grid_dim: (blocks, 1, 1),
         block_dim: (256, 1, 1),
@@ -50,9 +52,34 @@ pub(super) fn launch(t: &TilePlan, dst: u64, src: u64, stream: &Arc<CudaStream>)
 /// four, so they keep what fits.
 const ONE_BYTE_READ_BLOCKS_PER_SM: u64 = 3;
 
-/// The persistent grid's blocks an SM for `t`, of the `resident` that fit.
-fn blocks_per_sm(t: &TilePlan, resident: u64) -> u64 {
-    if t.itemsize == 1 && t.read_word == 1 {
+static TILE_BLOCKS_PER_SM: AtomicUsize = AtomicUsize::new(0);
+
+/// Sets the most blocks an SM the multi-axis tile kernel's persistent grid takes, for
+/// measuring what occupancy suits a layout: 0 (the default) is the engine's own rule
+/// (every block that fits, three for one-element byte reads), and a limit above what fits
+/// takes what fits. For every thread of the process, from its next copy on; either way
+/// each copy is exact.
+///
+/// ```
+/// stridekit::set_tile_blocks_per_sm(6);
+/// assert_eq!(stridekit::tile_blocks_per_sm(), 6);
+/// stridekit::set_tile_blocks_per_sm(0);
+/// ```
+pub fn set_tile_blocks_per_sm(limit: usize) {
+    TILE_BLOCKS_PER_SM.store(limit, Ordering::Relaxed);
+}
+
+/// The limit [`set_tile_blocks_per_sm`] sets (0: the engine's own rule).
+pub fn tile_blocks_per_sm() -> usize {
+    TILE_BLOCKS_PER_SM.load(Ordering::Relaxed)
+}
+
+/// The persistent grid's blocks an SM for `t`, of the `resident` that fit, under `limit`
+/// ([`set_tile_blocks_per_sm`]; 0: the engine's rule).
+fn blocks_per_sm(t: &TilePlan, resident: u64, limit: usize) -> u64 {
+    if limit > 0 {
+        resident.min(limit as u64)
+    } else if t.itemsize == 1 && t.read_word == 1 {
         resident.min(ONE_BYTE_READ_BLOCKS_PER_SM)
     } else {
         resident
@@ -140,11 +167,22 @@ mod tests {
     fn one_element_byte_tiles_keep_three_blocks_an_sm() {
         let bytes = tiles(1);
         assert_eq!(bytes.read_word, 1);
-        assert_eq!(blocks_per_sm(&bytes, 4), 3);
-        assert_eq!(blocks_per_sm(&bytes, 2), 2);
+        assert_eq!(blocks_per_sm(&bytes, 4, 0), 3);
+        assert_eq!(blocks_per_sm(&bytes, 2, 0), 2);
         let halfwords = tiles(2);
         assert_eq!(halfwords.read_word, 1);
-        assert_eq!(blocks_per_sm(&halfwords, 4), 4);
-        assert_eq!(blocks_per_sm(&tiles(8), 5), 5);
+        assert_eq!(blocks_per_sm(&halfwords, 4, 0), 4);
+        assert_eq!(blocks_per_sm(&tiles(8), 5, 0), 5);
+    }
+
+    /// A limit replaces the rule, bytes' included, and never takes more than fit.
+    #[test]
+    fn a_set_limit_caps_the_blocks_an_sm_for_every_tile() {
+        let bytes = tiles(1);
+        assert_eq!(blocks_per_sm(&bytes, 4, 4), 4);
+        assert_eq!(blocks_per_sm(&bytes, 8, 6), 6);
+        assert_eq!(blocks_per_sm(&tiles(2), 8, 6), 6);
+        assert_eq!(blocks_per_sm(&tiles(8), 5, 6), 5);
+        assert_eq!(blocks_per_sm(&tiles(4), 5, 1), 1);
     }
 }
