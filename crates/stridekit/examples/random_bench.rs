@@ -108,29 +108,35 @@ fn steps(plan: &CopyPlan, dptr: u64, sptr: u64, sms: u64) -> String {
         .join("+")
 }
 
+/// The number in environment variable `name`, within `range` (`what` names its unit in the
+/// error), or `default` where it is not set.
+fn env_number(
+    name: &str,
+    range: std::ops::RangeInclusive<u64>,
+    default: u64,
+    what: &str,
+) -> R<u64> {
+    match std::env::var(name) {
+        Err(_) => Ok(default),
+        Ok(v) => v.parse().ok().filter(|n| range.contains(n)).ok_or_else(|| {
+            err(format!(
+                "{name}={v}: expected {what} from {} to {}",
+                range.start(),
+                range.end()
+            ))
+        }),
+    }
+}
+
 /// Each case's size: `RANDOM_MIB` to twice that MiB of elements (default 64, the
 /// published set).
 fn case_mib() -> R<u64> {
-    match std::env::var("RANDOM_MIB") {
-        Err(_) => Ok(64),
-        Ok(v) => v
-            .parse()
-            .ok()
-            .filter(|&m| (1..=1024).contains(&m))
-            .ok_or_else(|| err(format!("RANDOM_MIB={v}: expected MiB from 1 to 1024"))),
-    }
+    env_number("RANDOM_MIB", 1..=1024, 64, "MiB")
 }
 
 /// The tile kernel's blocks an SM: `RANDOM_TILE_BLOCKS` where set (0: the engine's rule).
 fn tile_blocks() -> R<usize> {
-    match std::env::var("RANDOM_TILE_BLOCKS") {
-        Err(_) => Ok(0),
-        Ok(v) => v.parse().ok().filter(|&b| b <= 32).ok_or_else(|| {
-            err(format!(
-                "RANDOM_TILE_BLOCKS={v}: expected blocks an SM from 0 to 32"
-            ))
-        }),
-    }
+    Ok(env_number("RANDOM_TILE_BLOCKS", 0..=32, 0, "blocks an SM")? as usize)
 }
 
 /// The set's seed: `RANDOM_SEED` (decimal or `0x` hex) where set, else the published set's.
