@@ -1361,3 +1361,71 @@ fn short_tiles_of_small_elements_are_exact_at_every_start_alignment() {
     assert_eq!(x.count, (16 + 8) * 3, "every layout at every start");
     x.assert_all("short tiles of one-element reads");
 }
+
+/// Tiles of 1-, 2- and 4-byte elements read in words, sized so that a block's threads
+/// hold 1, 2, up to 4 or up to 8 read words of a tile: every tile loop the kernel compiles
+/// (`tile_loop` in `tile_copy.cu`, picked per launch) runs. A dense source read along its
+/// last axis, into a destination whose middle axis is fastest with a gap after each of its
+/// rows; the first elements `s` and `d` elements past 16-byte alignment: (element bytes,
+/// the read words a thread holds at `s = d = 0`, source, destination).
+fn depth_cases(s: i64, d: i64) -> Vec<(usize, usize, StridedLayout, StridedLayout)> {
+    let case = |isz: usize, per: usize, [c, b, a]: [i64; 3]| {
+        let src = StridedLayout::with_offset(&[c, b, a], &[b * a, a, 1], isz, s).unwrap();
+        let dst = StridedLayout::with_offset(&[c, b, a], &[(b + 1) * a, 1, b + 1], isz, d).unwrap();
+        (isz, per, src, dst)
+    };
+    vec![
+        case(1, 1, [300, 24, 80]),
+        case(1, 2, [600, 13, 100]),
+        case(1, 4, [600, 9, 130]),
+        case(1, 8, [2, 129, 100]),
+        case(2, 1, [300, 200, 8]),
+        case(2, 2, [300, 17, 100]),
+        case(2, 4, [300, 13, 130]),
+        case(2, 8, [300, 17, 130]),
+        case(4, 1, [2, 3, 3]),
+        case(4, 2, [300, 129, 8]),
+        case(4, 4, [300, 9, 130]),
+        case(4, 8, [1000, 17, 33]),
+    ]
+}
+
+/// The tile loop a launch runs: the fewest of 1, 2, 4 or 8 read words a thread that hold
+/// the tile's reads on 256 threads.
+fn loop_depth(t: &stridekit::TilePlan) -> usize {
+    (t.volume() / t.read_word).div_ceil(256).next_power_of_two()
+}
+
+#[test]
+fn depth_cases_run_every_tile_loop() {
+    for (isz, per, src, dst) in depth_cases(0, 0) {
+        let steps =
+            CopyPlan::new(&dst, &src)
+                .unwrap()
+                .schedule_with_small_copy(1 << 20, 1 << 20, 0);
+        let CopyStep::Tiled(t) = &steps[0] else {
+            panic!("{src} -> {dst}: {steps:?}")
+        };
+        // Reads in words, or one-element reads of 4 bytes: not the one-element byte and
+        // halfword loop, which always runs its full depth.
+        assert!(t.read_word > 1 || isz == 4, "{src} -> {dst}: {t:?}");
+        assert_eq!(loop_depth(t), per, "{src} -> {dst}: {t:?}");
+    }
+}
+
+#[test]
+#[ignore = "needs a CUDA device"]
+fn tile_loops_of_every_depth_are_exact() {
+    let mut x = Exact::new();
+    // One block an SM: a block walks several tiles of a launch (the pipelined loop),
+    // not one. Every copy is exact at any limit; the default comes back at the end.
+    stridekit::set_tile_blocks_per_sm(1);
+    for (s, d) in [(0, 0), (1, 3), (3, 0), (0, 2)] {
+        for (_, _, src, dst) in depth_cases(s, d) {
+            x.check(&src, &dst);
+        }
+    }
+    stridekit::set_tile_blocks_per_sm(0);
+    assert_eq!(x.count, 4 * 12, "every layout at every start");
+    x.assert_all("tile loops of every depth");
+}

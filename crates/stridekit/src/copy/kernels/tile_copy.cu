@@ -9,7 +9,7 @@
 // (coalesced along the source's fast axes; a thread's words of a tile all in flight at
 // once), scatters into the slots, and writes in destination order (coalesced along the
 // destination's) while the next tile's reads are in flight; the loop is compiled for 1, 2,
-// 4, 8 and UNR read words a thread and a launch runs the smallest that holds its tile's
+// 4 and UNR read words a thread and a launch runs the smallest that holds its tile's
 // (`tile_loop`), so no load or scatter slot goes to a word a thread does not have (on the
 // H200 case 87, bytes read in 16-byte words, 1.36x). A thread's read words are the
 // same ones in every tile: with words of one element it keeps their offsets and slots in
@@ -83,7 +83,7 @@ __device__ __forceinline__ void load_tile(RWORD (&buf)[U], const ELEM* __restric
 #endif
 // The tile loop of a block whose threads hold at most U read words of a tile (U <= UNR).
 // Wider than one-element byte and halfword reads, the kernel picks the smallest of 1, 2,
-// 4, 8 or UNR that holds its tile's reads: a thread then issues no load and scatter slots
+// 4 or UNR (8 for these: `TilePlan::loads_per_thread`) that holds its tile's reads: a thread then issues no load and scatter slots
 // (each with its predicate and address arithmetic) for words it does not have; a 4-byte
 // tile of 2048 elements in 16-byte words has 2 a thread, not 8.
 template <int U>
@@ -262,7 +262,6 @@ extern "C" __global__ void __launch_bounds__(256, TILE_MINB) tile_copy(const ELE
     if (per <= 1) tile_loop<1>(src, dst, p, data, slot, soff, doff, dlow, sbase, nr, nw);
     else if (per <= 2) tile_loop<2>(src, dst, p, data, slot, soff, doff, dlow, sbase, nr, nw);
     else if (per <= 4) tile_loop<4>(src, dst, p, data, slot, soff, doff, dlow, sbase, nr, nw);
-    else if (UNR > 8 && per <= 8) tile_loop<(UNR > 8 ? 8 : UNR)>(src, dst, p, data, slot, soff, doff, dlow, sbase, nr, nw);
     else tile_loop<UNR>(src, dst, p, data, slot, soff, doff, dlow, sbase, nr, nw);
 #endif
 }
