@@ -83,9 +83,10 @@ __device__ __forceinline__ void load_tile(RWORD (&buf)[U], const ELEM* __restric
 #endif
 // The tile loop of a block whose threads hold at most U read words of a tile (U <= UNR).
 // Wider than one-element byte and halfword reads, the kernel picks the smallest of 1, 2,
-// 4 or UNR (8 for these: `TilePlan::loads_per_thread`) that holds its tile's reads: a thread then issues no load and scatter slots
-// (each with its predicate and address arithmetic) for words it does not have; a 4-byte
-// tile of 2048 elements in 16-byte words has 2 a thread, not 8.
+// 4 or UNR (8 for these: `TilePlan::loads_per_thread`) that holds its tile's reads: a
+// thread then issues no load and scatter slots (each with its predicate and address
+// arithmetic) for words it does not have; a 4-byte tile of 2048 elements in 16-byte words
+// has 2 a thread, not 8.
 template <int U>
 __device__ __forceinline__ void tile_loop(const ELEM* __restrict__ src, ELEM* __restrict__ dst, const TileParams& p,
                                           ELEM* data, const unsigned short* slot, const Off* soff, const Off* doff,
