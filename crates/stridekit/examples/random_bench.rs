@@ -5,7 +5,8 @@
 //! random_bench ...`: another set of the same kind, for layouts nobody tuned for;
 //! `RANDOM_MIB=1 random_bench ...`: cases of 1-2 MiB instead, where launches and round
 //! trips weigh more than bandwidth; `RANDOM_TILE_BLOCKS=6 random_bench ...`: the tile
-//! kernel at most 6 blocks an SM, `stridekit::set_tile_blocks_per_sm`). With
+//! kernel at most 6 blocks an SM, `stridekit::set_tile_blocks_per_sm`; `random_bench
+//! --plans [SMS]`: each case's schedule, without a GPU). With
 //! FILE, every case (layouts, roofline bytes, time) is written there as JSON lines, for
 //! `bench/random_compare.py` to time PyTorch on the same layouts.
 //!
@@ -190,7 +191,39 @@ fn case_list(flag: &str) -> Option<Vec<usize>> {
     flag_value(flag).map(|list| random_set::case_numbers(&list))
 }
 
+/// Each case's element size, schedule on a GPU of `sms` SMs (at 256-byte aligned bases,
+/// as [`tiled_cases`] plans them) and layouts, one line a case: which cases of a set take
+/// a kernel variant, without a GPU.
+fn print_plans(seed: u64, mib: u64, sms: u64) -> R<()> {
+    let mut rng = random_set::Rng(seed);
+    for case in 0..200 {
+        let c = random_set::next_case(&mut rng, mib);
+        let plan = CopyPlan::new(&c.dst, &c.src)?;
+        println!(
+            "case {case:3}: {} B [{}] src {} dst {}",
+            c.src.itemsize(),
+            steps(&plan, 1 << 20, 1 << 20, sms),
+            c.src,
+            c.dst
+        );
+    }
+    Ok(())
+}
+
 fn main() -> R<()> {
+    // `random_bench --plans [SMS]`: each case's schedule on a GPU of SMS SMs (default 132,
+    // the H100's and H200's), nothing run: no GPU needed (`RANDOM_SEED`, `RANDOM_MIB` apply).
+    if let Some(sms) = flag_value("--plans") {
+        let sms = match sms.as_str() {
+            "" => 132,
+            s => s.parse().ok().filter(|&n| n > 0).ok_or_else(|| {
+                err(format!(
+                    "random_bench --plans {s:?}: expected a count of SMs from 1"
+                ))
+            })?,
+        };
+        return print_plans(seed()?, case_mib()?, sms);
+    }
     if !stridekit::cuda_available() {
         println!("random_bench needs a CUDA device");
         return Ok(());
