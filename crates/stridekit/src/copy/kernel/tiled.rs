@@ -51,11 +51,14 @@ pub(super) fn launch(t: &TilePlan, dst: u64, src: u64, stream: &Arc<CudaStream>)
 ///   such cases, two rounds each: 1.01-1.10x, none slower (cases 63, 80, 88, 158, 162
 ///   1.07-1.10x); halfwords at three blocks stayed within 2% of four, so they keep what
 ///   fits;
-/// - bytes and halfwords read in 4-byte words (32 registers, so eight fit): H200, the
-///   random set's three such cases 1.03-1.19x at three (78 1.19x, 90 1.13x, 89 1.03x),
-///   and on sixteen cases of three other seeds that nobody tuned for geomean 1.09x
-///   (1.04-1.18x but one, 0.96x); at four blocks less (1.01-1.15x). Reads in 8- and
-///   16-byte words keep what fits (6 and 4 blocks: three lost up to 10%).
+/// - bytes and halfwords read in 4-byte words and written in words of another size (32
+///   registers, so eight fit): the random set's two such cases 1.13x and 1.19x at three
+///   (90, 78), and twenty cases of five other seeds that nobody tuned for geomean 1.10x,
+///   every one faster (1.02-1.26x); at four less. On case 78 Nsight Compute shows the same
+///   DRAM bytes and L2 hits either way in 15% less time: fewer tiles in flight at once
+///   (BENCHMARKS.md). With 4-byte writes as well the same cap ran 0.92-1.06x (seven cases,
+///   geomean 1.00x), and reads in 8- and 16-byte words lost up to 10% at three: those keep
+///   what fits.
 const FEW_BLOCKS_PER_SM: u64 = 3;
 
 static TILE_BLOCKS_PER_SM: AtomicUsize = AtomicUsize::new(0);
@@ -63,7 +66,7 @@ static TILE_BLOCKS_PER_SM: AtomicUsize = AtomicUsize::new(0);
 /// Sets the most blocks an SM the multi-axis tile kernel's persistent grid takes, for
 /// measuring what occupancy suits a layout: 0 (the default) is the engine's own rule
 /// (every block that fits, three for one-element byte reads and for bytes and halfwords
-/// read in 4-byte words), and a limit above what fits
+/// read in 4-byte words and written in others), and a limit above what fits
 /// takes what fits. For every thread of the process, from its next copy on; either way
 /// each copy is exact.
 ///
@@ -87,7 +90,10 @@ fn blocks_per_sm(t: &TilePlan, resident: u64, limit: usize) -> u64 {
     if limit > 0 {
         resident.min(limit as u64)
     } else if (t.itemsize == 1 && t.read_word == 1)
-        || (t.itemsize <= 2 && t.read_word > 1 && t.read_word * t.itemsize == 4)
+        || (t.itemsize <= 2
+            && t.read_word > 1
+            && t.read_word * t.itemsize == 4
+            && t.write_word * t.itemsize != 4)
     {
         resident.min(FEW_BLOCKS_PER_SM)
     } else {
@@ -198,8 +204,9 @@ mod tests {
         }
     }
 
-    /// Bytes and halfwords read in 4-byte words keep three blocks an SM where eight fit
-    /// (the random set's cases 90 and 78); halfwords in 8-byte words (case 145) keep what
+    /// Bytes and halfwords read in 4-byte words and written in 1- or 2-byte words keep
+    /// three blocks an SM where eight fit (the random set's cases 90 and 78); written in
+    /// 4-byte words too (case 89), or read in 8-byte words (case 145), they keep what
     /// fits.
     #[test]
     fn small_elements_read_in_4_byte_words_keep_three_blocks_an_sm() {
@@ -220,6 +227,21 @@ mod tests {
             assert_eq!(blocks_per_sm(t, 8, 0), 3);
             assert_eq!(blocks_per_sm(t, 2, 0), 2);
         }
+        let same_words = first_tile(
+            2,
+            &[33, 3, 2, 13, 914, 21],
+            (&[84, 2772, 1, 7617456, 8316, 2], 0),
+            (&[914, -255920, 63980, 767760, 1, -9980880], 200129440),
+        );
+        assert_eq!(
+            (
+                same_words.read_word * same_words.itemsize,
+                same_words.write_word * same_words.itemsize
+            ),
+            (4, 4),
+            "{same_words:?}"
+        );
+        assert_eq!(blocks_per_sm(&same_words, 8, 0), 8);
         let wider = first_tile(
             2,
             &[2038920, 3, 3, 1, 3],
