@@ -194,18 +194,25 @@ fn case_list(flag: &str) -> Option<Vec<usize>> {
 /// Each case's element size, schedule on a GPU of `sms` SMs (at 256-byte aligned bases,
 /// as [`tiled_cases`] plans them) and layouts, one line a case: which cases of a set take
 /// a kernel variant, without a GPU.
+/// A closed pipe (`random_bench --plans | head`) ends the listing quietly.
 fn print_plans(seed: u64, mib: u64, sms: u64) -> R<()> {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
     let mut rng = random_set::Rng(seed);
     for case in 0..200 {
         let c = random_set::next_case(&mut rng, mib);
         let plan = CopyPlan::new(&c.dst, &c.src)?;
-        println!(
+        let line = writeln!(
+            out,
             "case {case:3}: {} B [{}] src {} dst {}",
             c.src.itemsize(),
             steps(&plan, 1 << 20, 1 << 20, sms),
             c.src,
             c.dst
         );
+        if line.is_err() {
+            break;
+        }
     }
     Ok(())
 }
