@@ -193,8 +193,7 @@ fn case_list(flag: &str) -> Option<Vec<usize>> {
 
 /// Each case's element size, schedule on a GPU of `sms` SMs (at 256-byte aligned bases,
 /// as [`tiled_cases`] plans them) and layouts, one line a case: which cases of a set take
-/// a kernel variant, without a GPU.
-/// A closed pipe (`random_bench --plans | head`) ends the listing quietly.
+/// a kernel variant, without a GPU. A closed pipe (`random_bench --plans | head`) ends the listing quietly.
 fn print_plans(seed: u64, mib: u64, sms: u64) -> R<()> {
     use std::io::Write;
     let mut out = std::io::stdout().lock();

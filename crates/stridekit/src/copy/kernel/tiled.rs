@@ -89,16 +89,19 @@ pub fn tile_blocks_per_sm() -> usize {
 fn blocks_per_sm(t: &TilePlan, resident: u64, limit: usize) -> u64 {
     if limit > 0 {
         resident.min(limit as u64)
-    } else if (t.itemsize == 1 && t.read_word == 1)
-        || (t.itemsize <= 2
-            && t.read_word > 1
-            && t.read_word * t.itemsize == 4
-            && t.write_word * t.itemsize != 4)
-    {
+    } else if wants_few_blocks(t) {
         resident.min(FEW_BLOCKS_PER_SM)
     } else {
         resident
     }
+}
+
+/// The tiles that run [`FEW_BLOCKS_PER_SM`] where more fit: one-element byte reads, and
+/// bytes and halfwords read in 4-byte words and written in words of another size.
+fn wants_few_blocks(t: &TilePlan) -> bool {
+    let (read, write) = (t.read_word * t.itemsize, t.write_word * t.itemsize);
+    (t.itemsize == 1 && t.read_word == 1)
+        || (t.itemsize <= 2 && t.read_word > 1 && read == 4 && write != 4)
 }
 
 /// The kernel tiles of `t` run where the tile kernel's fields hold them.
