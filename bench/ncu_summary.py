@@ -4,7 +4,10 @@
 Per kernel of each case: its time, the DRAM bytes it moved and the rate, DRAM and SM
 throughput (% of peak), global sectors per request (loads, stores), achieved occupancy,
 shared-memory bank conflicts, instructions issued, and the two largest stall reasons
-(warps stalled per issued instruction).
+(warps stalled per issued instruction). Where the profiles hold `PROFILE_UNITS=1`'s
+metrics, a second table: L2 and L1 throughput (% of peak), L2 sectors and shared-memory
+wavefronts a byte of DRAM traffic, LSU and uniform-pipe instructions (millions) and the
+schedulers' issue-active share.
 """
 import csv
 import io
@@ -58,6 +61,42 @@ def main():
                   f"{g('dram__throughput.avg.pct_of_peak_sustained_elapsed') or 0:.0f} | {g('sm__throughput.avg.pct_of_peak_sustained_elapsed') or 0:.0f} | "
                   f"{lds / ldq if ldq else 0:.1f} | {sts / stq if stq else 0:.1f} | {g('sm__warps_active.avg.pct_of_peak_sustained_active') or 0:.0f} | "
                   f"{g('l1tex__data_bank_conflicts_pipe_lsu_mem_shared.sum') or 0:.0f} | {(g('smsp__inst_executed.sum') or 0) / 1e6:.1f} | {top} |")
+    units_table(sys.argv[1:])
+
+
+UNITS = [
+    ("L2 %", "lts__throughput.avg.pct_of_peak_sustained_elapsed", "{:.0f}"),
+    ("L1 %", "l1tex__throughput.avg.pct_of_peak_sustained_elapsed", "{:.0f}"),
+    ("issue active %", "smsp__issue_active.avg.pct_of_peak_sustained_active", "{:.0f}"),
+    ("LSU instr (M)", "smsp__inst_executed_pipe_lsu.sum", "{:.1f}", 1e6),
+    ("uniform instr (M)", "smsp__inst_executed_pipe_uniform.sum", "{:.1f}", 1e6),
+]
+
+
+def units_table(paths):
+    """What each unit had to do (PROFILE_UNITS=1), where the profiles hold it."""
+    lines = []
+    for path in paths:
+        case, rs = rows(path)
+        for r in rs:
+            g = lambda k: num(r.get(k, ""))
+            if g("lts__throughput.avg.pct_of_peak_sustained_elapsed") is None:
+                continue
+            dram = (g("dram__bytes_read.sum") or 0) + (g("dram__bytes_write.sum") or 0)
+            cells = []
+            for name, key, fmt, *scale in UNITS:
+                v = g(key)
+                cells.append("-" if v is None else fmt.format(v / (scale[0] if scale else 1)))
+            sectors, waves = g("lts__t_sectors.sum"), g("l1tex__data_pipe_lsu_wavefronts_mem_shared.sum")
+            per_byte = lambda v: "-" if v is None or not dram else f"{v / dram:.3f}"
+            name = r.get("Kernel Name", "")[:40]
+            lines.append(f"| {case} | {name} | " + " | ".join(cells[:3]) + f" | {per_byte(sectors)} | "
+                         f"{per_byte(waves)} | " + " | ".join(cells[3:]) + " |")
+    if lines:
+        print()
+        print("| case | kernel | L2 % | L1 % | issue active % | L2 sectors / DRAM byte | shared wavefronts / DRAM byte | LSU instr (M) | uniform instr (M) |")
+        print("| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+        print("\n".join(lines))
 
 
 if __name__ == "__main__":

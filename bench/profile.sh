@@ -5,6 +5,11 @@
 # Each case runs alone (`copy_bench --profile --only NAME`: its copy once, nothing else on
 # the GPU) under ncu at the GPU's own clocks; one CSV per case lands in OUTDIR, and
 # `python3 bench/ncu_summary.py OUTDIR/*.csv` prints the table for BENCHMARKS.md.
+# PROFILE_UNITS=1 also asks what each unit had to do, for a kernel that reaches neither
+# DRAM nor SM peak: L2 and L1 throughput, L2 sectors, shared-memory wavefronts, LSU and
+# uniform-pipe instructions and the schedulers' issue-active share (ncu_summary.py's
+# second table). Each such metric is first looked up in `ncu --query-metrics`: one this
+# ncu does not know is left out and named, instead of failing the profile.
 set -euo pipefail
 random=0
 if [ "$1" = "--random" ]; then
@@ -29,6 +34,19 @@ metrics+=",l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum,l1tex__t_requests_pipe
 metrics+=",smsp__inst_executed.sum,sm__warps_active.avg.pct_of_peak_sustained_active"
 metrics+=",launch__registers_per_thread,launch__grid_size,launch__block_size"
 metrics+=",l1tex__data_bank_conflicts_pipe_lsu_mem_shared.sum${stalls}"
+if [ "${PROFILE_UNITS:-0}" = 1 ]; then
+    known=$(ncu --query-metrics --csv 2>/dev/null | cut -d, -f1 | tr -d '"')
+    for m in lts__throughput.avg.pct_of_peak_sustained_elapsed \
+        l1tex__throughput.avg.pct_of_peak_sustained_elapsed lts__t_sectors.sum \
+        l1tex__data_pipe_lsu_wavefronts_mem_shared.sum smsp__inst_executed_pipe_lsu.sum \
+        smsp__inst_executed_pipe_uniform.sum smsp__issue_active.avg.pct_of_peak_sustained_active; do
+        if grep -qx "${m%%.*}" <<<"$known"; then
+            metrics+=",$m"
+        else
+            echo "profile.sh: this ncu has no metric ${m%%.*}: left out" >&2
+        fi
+    done
+fi
 for name in "$@"; do
     slug=$(echo "$name" | tr -c 'A-Za-z0-9' '_' | cut -c1-80)
     if [ $random = 1 ]; then
