@@ -89,66 +89,73 @@ def two_gpus_rank(rank: int) -> None:
     dist.destroy_process_group()
 
 
-if "--two-gpus" in sys.argv:
-    if torch.cuda.device_count() < 2:
-        print(f"two GPUs: skipped ({torch.cuda.device_count()} GPU visible)")
-        sys.exit(0)
-    import torch.multiprocessing as mp
+def one_gpu() -> None:
+    """Parts 1 and 2 on GPU 0."""
+    torch.manual_seed(0)
+    dev = torch.device("cuda")
+    print(f"# {torch.cuda.get_device_name()} | PyTorch {torch.__version__} | NCCL {'.'.join(map(str, torch.cuda.nccl.version()))}")
 
+    print("\n## self-send of 256 MiB f32 through NCCL (one rank)\n")
+    print("| source -> destination | ms | GB/s (bytes once) |")
+    print("| --- | ---: | ---: |")
     os.environ.setdefault("MASTER_ADDR", "127.0.0.1")
-    os.environ.setdefault("MASTER_PORT", "29534")
-    mp.spawn(two_gpus_rank, nprocs=2)
-    sys.exit(0)
+    os.environ.setdefault("MASTER_PORT", "29533")
+    dist.init_process_group("nccl", rank=0, world_size=1, device_id=torch.device("cuda", 0))
+    n = 8192
+    base = torch.randn(n, n, device=dev)
+    for name, sf, df in SEND_LAYOUTS:
+        src = base.t() if sf else base
+        dst = torch.empty(n, n, device=dev).t() if df else torch.empty(n, n, device=dev)
+        wire = torch.empty(n * n, device=dev)
 
-torch.manual_seed(0)
-dev = torch.device("cuda")
-print(f"# {torch.cuda.get_device_name()} | PyTorch {torch.__version__} | NCCL {'.'.join(map(str, torch.cuda.nccl.version()))}")
+        def run():
+            packed = src.contiguous().view(-1)
+            dist.all_to_all_single(wire, packed)
+            dst.copy_(wire.view(n, n))
 
-print("\n## self-send of 256 MiB f32 through NCCL (one rank)\n")
-print("| source -> destination | ms | GB/s (bytes once) |")
-print("| --- | ---: | ---: |")
-os.environ.setdefault("MASTER_ADDR", "127.0.0.1")
-os.environ.setdefault("MASTER_PORT", "29533")
-dist.init_process_group("nccl", rank=0, world_size=1, device_id=torch.device("cuda", 0))
-n = 8192
-base = torch.randn(n, n, device=dev)
-for name, sf, df in SEND_LAYOUTS:
-    src = base.t() if sf else base
-    dst = torch.empty(n, n, device=dev).t() if df else torch.empty(n, n, device=dev)
-    wire = torch.empty(n * n, device=dev)
+        ms = gpu_ms(run, queued=False)
+        print(f"| {name} | {ms:.3f} | {n * n * 4 / ms / 1e6:.0f} |")
+    dist.destroy_process_group()
 
-    def run():
-        packed = src.contiguous().view(-1)
-        dist.all_to_all_single(wire, packed)
-        dst.copy_(wire.view(n, n))
+    print("\n## redistribute rows -> columns, (8192, 16384) f32, 4 ranks on one GPU\n")
+    print("| parts before -> after | ms | GB/s (tensor bytes once) |")
+    print("| --- | ---: | ---: |")
+    R, C, N = 8192, 16384, 4
+    r, c = R // N, C // N
+    for name, sf, df in [
+        ("row-major -> row-major", False, False),
+        ("column-major -> row-major", True, False),
+        ("row-major -> column-major", False, True),
+    ]:
+        srcs = [torch.randn(C, r, device=dev).t() if sf else torch.randn(r, C, device=dev) for _ in range(N)]
+        dsts = [torch.empty(c, R, device=dev).t() if df else torch.empty(R, c, device=dev) for _ in range(N)]
+        outs = [torch.empty(N, r, c, device=dev) for _ in range(N)]
 
-    ms = gpu_ms(run, queued=False)
-    print(f"| {name} | {ms:.3f} | {n * n * 4 / ms / 1e6:.0f} |")
-dist.destroy_process_group()
+        def run():
+            packed = [x.reshape(r, N, c).movedim(1, 0).contiguous() for x in srcs]
+            for p in range(N):  # the all-to-all: block p of rank q goes to rank p, slot q
+                for q in range(N):
+                    outs[p][q].copy_(packed[q][p])
+            for p in range(N):
+                y = outs[p].view(R, c)
+                if df:
+                    dsts[p].copy_(y)
 
-print("\n## redistribute rows -> columns, (8192, 16384) f32, 4 ranks on one GPU\n")
-print("| parts before -> after | ms | GB/s (tensor bytes once) |")
-print("| --- | ---: | ---: |")
-R, C, N = 8192, 16384, 4
-r, c = R // N, C // N
-for name, sf, df in [
-    ("row-major -> row-major", False, False),
-    ("column-major -> row-major", True, False),
-    ("row-major -> column-major", False, True),
-]:
-    srcs = [torch.randn(C, r, device=dev).t() if sf else torch.randn(r, C, device=dev) for _ in range(N)]
-    dsts = [torch.empty(c, R, device=dev).t() if df else torch.empty(R, c, device=dev) for _ in range(N)]
-    outs = [torch.empty(N, r, c, device=dev) for _ in range(N)]
+        ms = gpu_ms(run, reps=10, queued=False)
+        print(f"| {name} | {ms:.3f} | {R * C * 4 / ms / 1e6:.0f} |")
 
-    def run():
-        packed = [x.reshape(r, N, c).movedim(1, 0).contiguous() for x in srcs]
-        for p in range(N):  # the all-to-all: block p of rank q goes to rank p, slot q
-            for q in range(N):
-                outs[p][q].copy_(packed[q][p])
-        for p in range(N):
-            y = outs[p].view(R, c)
-            if df:
-                dsts[p].copy_(y)
 
-    ms = gpu_ms(run, reps=10, queued=False)
-    print(f"| {name} | {ms:.3f} | {R * C * 4 / ms / 1e6:.0f} |")
+# Part 3 spawns its ranks as fresh interpreters that import this file: only the first
+# process runs the benchmark.
+if __name__ == "__main__":
+    if "--two-gpus" in sys.argv:
+        if torch.cuda.device_count() < 2:
+            print(f"two GPUs: skipped ({torch.cuda.device_count()} GPU visible)")
+            sys.exit(0)
+        import torch.multiprocessing as mp
+
+        os.environ.setdefault("MASTER_ADDR", "127.0.0.1")
+        os.environ.setdefault("MASTER_PORT", "29534")
+        mp.spawn(two_gpus_rank, nprocs=2)
+        sys.exit(0)
+    one_gpu()
