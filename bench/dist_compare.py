@@ -20,6 +20,7 @@ import torch
 import torch.distributed as dist
 
 from timing import gpu_ms
+from two_ranks import spawn_two
 
 # The sends timed: (label, source transposed, destination transposed).
 SEND_LAYOUTS = [
@@ -149,13 +150,6 @@ def one_gpu() -> None:
 # process runs the benchmark.
 if __name__ == "__main__":
     if "--two-gpus" in sys.argv:
-        if torch.cuda.device_count() < 2:
-            print(f"two GPUs: skipped ({torch.cuda.device_count()} GPU visible)")
-            sys.exit(0)
-        import torch.multiprocessing as mp
-
-        os.environ.setdefault("MASTER_ADDR", "127.0.0.1")
-        os.environ.setdefault("MASTER_PORT", "29534")
-        mp.spawn(two_gpus_rank, nprocs=2)
+        spawn_two(two_gpus_rank, 29534, "two GPUs")
         sys.exit(0)
     one_gpu()

@@ -5,14 +5,14 @@ processes, `torch.distributed` send/recv), with no stridekit code in the process
 under memcheck to see whether NCCL's send/recv kernel is reported without stridekit:
 
     compute-sanitizer --tool memcheck --target-processes all --report-api-errors no \
-        python3 scripts/nccl_memcheck_control.py
+        python3 bench/nccl_memcheck_control.py
 """
-import os
 import sys
 
 import torch
 import torch.distributed as dist
-import torch.multiprocessing as mp
+
+from two_ranks import spawn_two
 
 
 def rank_main(rank: int) -> None:
@@ -39,9 +39,4 @@ def rank_main(rank: int) -> None:
 
 
 if __name__ == "__main__":
-    if torch.cuda.device_count() < 2:
-        print(f"skipped: {torch.cuda.device_count()} GPU visible")
-        sys.exit(0)
-    os.environ.setdefault("MASTER_ADDR", "127.0.0.1")
-    os.environ.setdefault("MASTER_PORT", "29541")
-    mp.spawn(rank_main, nprocs=2)
+    spawn_two(rank_main, 29541, "NCCL between two GPUs")
