@@ -38,8 +38,8 @@ def rows(path):
 def main():
     print("| case | kernel | µs | DRAM MB | DRAM GB/s | DRAM % | SM % | ld sect/req | st sect/req | occupancy % | bank conflicts | instructions (M) | top stalls |")
     print("| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |")
-    for path in sys.argv[1:]:
-        case, rs = rows(path)
+    profiles = [rows(path) for path in sys.argv[1:]]
+    for case, rs in profiles:
         for r in rs:
             g = lambda k: num(r.get(k, ""))
             t_ns = g("gpu__time_duration.sum")
@@ -61,37 +61,35 @@ def main():
                   f"{g('dram__throughput.avg.pct_of_peak_sustained_elapsed') or 0:.0f} | {g('sm__throughput.avg.pct_of_peak_sustained_elapsed') or 0:.0f} | "
                   f"{lds / ldq if ldq else 0:.1f} | {sts / stq if stq else 0:.1f} | {g('sm__warps_active.avg.pct_of_peak_sustained_active') or 0:.0f} | "
                   f"{g('l1tex__data_bank_conflicts_pipe_lsu_mem_shared.sum') or 0:.0f} | {(g('smsp__inst_executed.sum') or 0) / 1e6:.1f} | {top} |")
-    units_table(sys.argv[1:])
+    units_table(profiles)
 
 
+# (metric, format, divisor) of the second table's plain columns, in its order around the
+# two per-byte columns.
 UNITS = [
-    ("L2 %", "lts__throughput.avg.pct_of_peak_sustained_elapsed", "{:.0f}"),
-    ("L1 %", "l1tex__throughput.avg.pct_of_peak_sustained_elapsed", "{:.0f}"),
-    ("issue active %", "smsp__issue_active.avg.pct_of_peak_sustained_active", "{:.0f}"),
-    ("LSU instr (M)", "smsp__inst_executed_pipe_lsu.sum", "{:.1f}", 1e6),
-    ("uniform instr (M)", "smsp__inst_executed_pipe_uniform.sum", "{:.1f}", 1e6),
+    ("lts__throughput.avg.pct_of_peak_sustained_elapsed", "{:.0f}", 1),
+    ("l1tex__throughput.avg.pct_of_peak_sustained_elapsed", "{:.0f}", 1),
+    ("smsp__issue_active.avg.pct_of_peak_sustained_active", "{:.0f}", 1),
+    ("smsp__inst_executed_pipe_lsu.sum", "{:.1f}", 1e6),
+    ("smsp__inst_executed_pipe_uniform.sum", "{:.1f}", 1e6),
 ]
 
 
-def units_table(paths):
+def units_table(profiles):
     """What each unit had to do (PROFILE_UNITS=1), where the profiles hold it."""
     lines = []
-    for path in paths:
-        case, rs = rows(path)
+    for case, rs in profiles:
         for r in rs:
             g = lambda k: num(r.get(k, ""))
-            if g("lts__throughput.avg.pct_of_peak_sustained_elapsed") is None:
+            if g(UNITS[0][0]) is None:
                 continue
             dram = (g("dram__bytes_read.sum") or 0) + (g("dram__bytes_write.sum") or 0)
-            cells = []
-            for name, key, fmt, *scale in UNITS:
-                v = g(key)
-                cells.append("-" if v is None else fmt.format(v / (scale[0] if scale else 1)))
-            sectors, waves = g("lts__t_sectors.sum"), g("l1tex__data_pipe_lsu_wavefronts_mem_shared.sum")
+            cells = ["-" if g(key) is None else fmt.format(g(key) / div) for key, fmt, div in UNITS]
             per_byte = lambda v: "-" if v is None or not dram else f"{v / dram:.3f}"
-            name = r.get("Kernel Name", "")[:40]
-            lines.append(f"| {case} | {name} | " + " | ".join(cells[:3]) + f" | {per_byte(sectors)} | "
-                         f"{per_byte(waves)} | " + " | ".join(cells[3:]) + " |")
+            cells[3:3] = [per_byte(g("lts__t_sectors.sum")),
+                          per_byte(g("l1tex__data_pipe_lsu_wavefronts_mem_shared.sum"))]
+            kernel = r.get("Kernel Name", "")[:40]
+            lines.append(f"| {case} | {kernel} | " + " | ".join(cells) + " |")
     if lines:
         print()
         print("| case | kernel | L2 % | L1 % | issue active % | L2 sectors / DRAM byte | shared wavefronts / DRAM byte | LSU instr (M) | uniform instr (M) |")

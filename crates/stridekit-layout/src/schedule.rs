@@ -250,11 +250,12 @@ fn element_aligned(p: &CopyPlan, dst_ptr: u64, src_ptr: u64) -> bool {
 
 /// Whether the elementwise step of `p` would take the run kernel along rows of
 /// contiguous source bytes ([`ElementRuns::source_step`](crate::ElementRuns::source_step)):
-/// bytes read forwards or backwards in short rows. Where only the gather rule
-/// ([`elementwise_reads_gather`]) would keep such a copy off tiles, tiles are faster: on
-/// the H200, the twelve such copies of nine random sets at 64-128 MiB (none in the
-/// published one) ran at a geometric mean of 1.19x on tiles, eleven faster (1.03-1.48x),
-/// one 0.95x. Gathered rows (no source step) stay elementwise: tiles lost up to 0.63x there.
+/// bytes read forwards or backwards in short rows, not one element a thread as
+/// [`elementwise_reads_gather`] models. Tiles are faster for those: on the H200, the
+/// twelve copies of nine random sets at 64-128 MiB (none in the published one) that the
+/// gather rule kept off tiles ran at a geometric mean of 1.19x on tiles, eleven faster
+/// (1.03-1.48x), one 0.95x. Gathered rows (no source step) are what the rule models:
+/// tiles lost up to 0.63x there.
 fn reads_rows_of_source_bytes(p: &CopyPlan) -> bool {
     p.element_runs().is_some_and(|r| r.source_step().is_some())
 }
@@ -275,8 +276,15 @@ const GATHER_REUSE_BYTES: i128 = 1 << 20;
 /// and elements that share a sector are read close together ([`GATHER_REUSE_BYTES`]).
 /// Short source runs that interleave (planes into pixels, `(n, 3, 3)` blocks of wide
 /// elements) then need no shared-memory staging, no barrier and no remainder launches.
+/// Never for bytes the run kernel reads in rows of contiguous source bytes
+/// ([`reads_rows_of_source_bytes`]).
 fn elementwise_reads_gather(p: &CopyPlan, src_ptr: u64) -> bool {
     const WARP: i128 = 32;
+    // What follows samples the one-element-a-thread kernel; the run kernel's rows of
+    // contiguous source bytes read otherwise.
+    if reads_rows_of_source_bytes(p) {
+        return false;
+    }
     let nd = p.ndim();
     let vol = p.volume as i128;
     let isz = p.itemsize as i128;
@@ -545,7 +553,7 @@ fn classify(
             return;
         }
     }
-    if elementwise_reads_gather(p, src_ptr) && !reads_rows_of_source_bytes(p) {
+    if elementwise_reads_gather(p, src_ptr) {
         out.push(CopyStep::Elementwise(p.clone()));
         return;
     }
