@@ -159,7 +159,9 @@ fn headers_round_trip_and_disagreements_are_errors() {
     for _ in 0..200 {
         let ndim = rng.below(6) as usize;
         let shape: Vec<i64> = (0..ndim).map(|_| rng.below(1000) as i64).collect();
-        let h = Header::new(&shape, 1 + rng.below(16) as usize, rng.below(40) as u32).unwrap();
+        let h = Header::new(&shape, 1 + rng.below(16) as usize, rng.below(40) as u32)
+            .unwrap()
+            .with_pieces(1 + rng.below(8) as u32);
         let back = Header::from_bytes(&h.to_bytes()).unwrap();
         assert_eq!(back, h);
         h.agrees_with(&back).unwrap();
@@ -175,6 +177,7 @@ fn headers_round_trip_and_disagreements_are_errors() {
         Header::new(&[4, 6, 1], 4, 2).unwrap(),
         Header::new(&[4, 6], 8, 2).unwrap(),
         Header::new(&[4, 6], 4, 3).unwrap(),
+        Header::new(&[4, 6], 4, 2).unwrap().with_pieces(2),
     ] {
         let e = h.agrees_with(&other).unwrap_err().to_string();
         assert!(e.contains("differ") && e.contains("there"), "{e}");
@@ -192,10 +195,13 @@ fn headers_round_trip_and_disagreements_are_errors() {
     assert!(Header::from_bytes(&[0u8; 24]).is_err());
     assert!(Header::from_bytes(&[]).is_err());
     let mut neg = good.clone();
-    neg[16..24].copy_from_slice(&(-1i64).to_le_bytes());
+    neg[20..28].copy_from_slice(&(-1i64).to_le_bytes());
     assert!(Header::from_bytes(&neg).is_err());
-    let mut zero = good;
+    let mut zero = good.clone();
     zero[8..12].copy_from_slice(&0u32.to_le_bytes());
     assert!(Header::from_bytes(&zero).is_err());
+    let mut no_pieces = good;
+    no_pieces[16..20].copy_from_slice(&0u32.to_le_bytes());
+    assert!(Header::from_bytes(&no_pieces).is_err());
     assert!(Header::new(&[2], 0, 0).is_err());
 }

@@ -3,8 +3,8 @@
 //! 1. A rank of an NCCL communicator of one sends 256 MiB (8192 x 8192 f32) to itself:
 //!    dense row-major on both sides (NCCL's own contiguous transfer, the ceiling), and
 //!    transposed on one or both sides (packed and unpacked by the copy engine), through
-//!    NCCL's send to oneself and as the one copy a batch makes of a transfer to oneself by
-//!    default. Median of 20 runs of a checked batch (the header swap done once), each
+//!    NCCL's send to oneself whole (`piece_bytes(usize::MAX)`) and in pieces (the
+//!    default), and as the one copy a batch makes of a transfer to oneself by default. Median of 20 runs of a checked batch (the header swap done once), each
 //!    alone on the GPU, between CUDA events; and the host time of a whole `Batch::run` of
 //!    4 KiB (header swap included).
 //! 2. `redistribute` of a (8192, 16384) f32 tensor (512 MiB) from rows to columns over
@@ -15,7 +15,8 @@
 //! 3. With two GPUs (skipped, saying so, on one): two NCCL ranks on threads, one GPU each.
 //!    A 1 GiB f32 tensor (16384 x 16384) sent from GPU 0 to GPU 1 dense (NCCL's own
 //!    contiguous send/recv: the ceiling) and transposed on one or both sides; and the
-//!    rows -> columns redistribution of a 1 GiB tensor over the two. Wall time from a
+//!    rows -> columns redistribution of a 1 GiB tensor over the two, each whole
+//!    (`piece_bytes(usize::MAX)`) and in pieces (the default). Wall time from a
 //!    barrier to both streams done, median of 10. `bench/dist_compare.py --two-gpus` times
 //!    PyTorch's `.contiguous()` + `all_to_all_single` of the same on the same GPUs.
 
@@ -95,8 +96,8 @@ fn main() -> R<()> {
     let a = filled(&mr, bytes, &s)?;
     let mut b = mr.allocate(bytes, &s)?;
     println!("\n## self-send of 256 MiB f32 through NCCL (one rank)\n");
-    println!("| source -> destination | through NCCL, ms | vs contiguous NCCL | as one copy (default), ms | vs contiguous NCCL |");
-    println!("| --- | ---: | ---: | ---: | ---: |");
+    println!("| source -> destination | through NCCL whole, ms | vs contiguous NCCL | in pieces (default), ms | vs contiguous NCCL | as one copy (default to itself), ms | vs contiguous NCCL |");
+    println!("| --- | ---: | ---: | ---: | ---: | ---: | ---: |");
     let mut base = None;
     for (name, sf, df) in [
         ("row-major -> row-major (NCCL in place)", false, false),
@@ -108,19 +109,24 @@ fn main() -> R<()> {
         let dl = StridedLayout::dense(&[n, n], 4, order(df))?;
         let src = StridedMemoryView::from_buffer(&a, sl, None)?;
         let mut dst = StridedMemoryViewMut::from_buffer_mut(&mut b, dl, None)?;
-        let mut time = |through: bool| -> R<f64> {
+        let mut time = |through: bool, piece: usize| -> R<f64> {
             let mut g = Batch::new(&comm);
-            g.self_through_transport(through);
+            g.self_through_transport(through).piece_bytes(piece)?;
             g.send(&src, 0)?;
             g.recv(&mut dst, 0)?;
             let checked = g.check(&s)?;
             timer.alone(20, || checked.run(&s))
         };
-        let (nccl, copy) = (time(true)?, time(false)?);
+        let (nccl, pieces, copy) = (
+            time(true, usize::MAX)?,
+            time(true, dist::DEFAULT_PIECE_BYTES)?,
+            time(false, dist::DEFAULT_PIECE_BYTES)?,
+        );
         let base_ms = *base.get_or_insert(nccl);
         println!(
-            "| {name} | {nccl:.3} | {:.2} | {copy:.3} | {:.2} |",
+            "| {name} | {nccl:.3} | {:.2} | {pieces:.3} | {:.2} | {copy:.3} | {:.2} |",
             base_ms / nccl,
+            base_ms / pieces,
             base_ms / copy
         );
     }
@@ -214,8 +220,9 @@ fn two_gpus() -> R<()> {
         return Ok(());
     }
     println!("\n## two GPUs, NCCL, 1 GiB f32 (16384 x 16384)\n");
-    println!("| case | ms | GB/s (bytes once) | vs contiguous NCCL |");
-    println!("| --- | ---: | ---: | ---: |");
+    println!("Whole: every transfer in one NCCL group after its pack (`piece_bytes(usize::MAX)`); in pieces: the default (64 MiB, at most 8), packs and unpacks beside the moves.\n");
+    println!("| case | whole, ms | GB/s (bytes once) | vs contiguous NCCL | in pieces, ms | GB/s | vs contiguous NCCL |");
+    println!("| --- | ---: | ---: | ---: | ---: | ---: | ---: |");
     let id = dist::UniqueId::new()?;
     let side = 16384i64;
     let bytes = (side * side * 4) as usize;
@@ -262,24 +269,28 @@ fn two_gpus() -> R<()> {
                         };
                         let src = StridedMemoryView::from_buffer(&a, sl, None)?;
                         let mut dst = StridedMemoryViewMut::from_buffer_mut(&mut b, dl, None)?;
-                        let g = match case {
-                            Some(_) => {
-                                let mut g = Batch::new(&comm);
-                                if rank == 0 {
-                                    g.send(&src, 1)?;
-                                } else {
-                                    g.recv(&mut dst, 0)?;
+                        // The same transfers whole, then in pieces (the default).
+                        for piece in [usize::MAX, dist::DEFAULT_PIECE_BYTES] {
+                            let mut g = match case {
+                                Some(_) => {
+                                    let mut g = Batch::new(&comm);
+                                    if rank == 0 {
+                                        g.send(&src, 1)?;
+                                    } else {
+                                        g.recv(&mut dst, 0)?;
+                                    }
+                                    g
                                 }
-                                g
-                            }
-                            None => {
-                                dist::redistribute_batch(&comm, &shape, &from, &to, &src, &mut dst)?
-                            }
-                        };
-                        let checked = g.check(&s)?;
-                        let mut ms = timed_runs(&s, barrier, || checked.run(&s))?;
-                        ms.sort_by(f64::total_cmp);
-                        medians.push(ms[ms.len() / 2]);
+                                None => dist::redistribute_batch(
+                                    &comm, &shape, &from, &to, &src, &mut dst,
+                                )?,
+                            };
+                            g.piece_bytes(piece)?;
+                            let checked = g.check(&s)?;
+                            let mut ms = timed_runs(&s, barrier, || checked.run(&s))?;
+                            ms.sort_by(f64::total_cmp);
+                            medians.push(ms[ms.len() / 2]);
+                        }
                     }
                     Ok(medians)
                 })
@@ -291,11 +302,14 @@ fn two_gpus() -> R<()> {
     });
     let ms = times.into_iter().next().unwrap_or(Ok(vec![]))?;
     let base = ms.first().copied().unwrap_or(f64::NAN);
-    for ((name, _), m) in cases.iter().zip(&ms) {
+    for ((name, _), m) in cases.iter().zip(ms.chunks(2)) {
+        let (w, p) = (m[0], m.get(1).copied().unwrap_or(f64::NAN));
         println!(
-            "| {name} | {m:.3} | {:.0} | {:.2} |",
-            bytes as f64 / m / 1e6,
-            base / m
+            "| {name} | {w:.3} | {:.0} | {:.2} | {p:.3} | {:.0} | {:.2} |",
+            bytes as f64 / w / 1e6,
+            base / w,
+            bytes as f64 / p / 1e6,
+            base / p
         );
     }
     Ok(())

@@ -21,6 +21,7 @@ pub(crate) type FunctionKey = (&'static str, [usize; 4]);
 pub(crate) struct Runtime {
     ctx: Arc<CudaContext>,
     library_stream: Mutex<Option<Arc<CudaStream>>>,
+    pipeline_stream: Mutex<Option<Arc<CudaStream>>>,
     compute_capability: OnceLock<(i32, i32)>,
     sm_count: OnceLock<u64>,
     occupancy: Mutex<HashMap<(FunctionKey, usize), u64>>,
@@ -85,6 +86,7 @@ impl Runtime {
         let rt = Arc::new(Runtime {
             ctx,
             library_stream: Mutex::new(None),
+            pipeline_stream: Mutex::new(None),
             compute_capability: OnceLock::new(),
             sm_count: OnceLock::new(),
             occupancy: Mutex::new(HashMap::new()),
@@ -137,7 +139,22 @@ impl Runtime {
 
     /// stridekit's own non-blocking stream on this device, made once.
     pub(crate) fn library_stream(&self, op: &'static str) -> Result<Arc<CudaStream>> {
-        let mut s = lock(op, "library stream", &self.library_stream)?;
+        self.own_stream(op, "library stream", &self.library_stream)
+    }
+
+    /// The non-blocking stream on which transfers in pieces pack and unpack beside their
+    /// moves on the caller's stream (`dist::Batch`), made once.
+    pub(crate) fn pipeline_stream(&self, op: &'static str) -> Result<Arc<CudaStream>> {
+        self.own_stream(op, "pipeline stream", &self.pipeline_stream)
+    }
+
+    fn own_stream(
+        &self,
+        op: &'static str,
+        what: &'static str,
+        slot: &Mutex<Option<Arc<CudaStream>>>,
+    ) -> Result<Arc<CudaStream>> {
+        let mut s = lock(op, what, slot)?;
         if let Some(s) = s.as_ref() {
             return Ok(s.clone());
         }

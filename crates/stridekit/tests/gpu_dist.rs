@@ -55,6 +55,63 @@ fn redistribute_random_shapes_splits_and_layouts() {
     }
 }
 
+/// Transfers cut into pieces of a few dozen bytes (so that the random layouts' transfers
+/// take 2 to 8 pieces): packed, moved and unpacked piece by piece, the packs and unpacks
+/// on the pipeline stream, done when the caller's stream is.
+#[test]
+#[ignore = "needs a CUDA device"]
+fn transfers_in_pieces_random_layouts() {
+    for (n, seed, piece) in [(1, 21, 97), (2, 22, 64), (3, 23, 1000)] {
+        assert_none(dist::send_recv_in_pieces(world(n), seed, 40, false, piece));
+    }
+    assert_none(dist::send_recv_in_pieces(world(1), 24, 40, true, 33));
+    for n in 1..=4 {
+        assert_none(dist::all_to_all_in_pieces(world(n), 200 + n as u64, 50));
+    }
+    for n in 1..=4usize {
+        for k in 0..6u64 {
+            assert_none(dist::redistribute_in_pieces(
+                world(n),
+                2000 * n as u64 + k,
+                40,
+            ));
+        }
+    }
+}
+
+/// Both ranks of a transfer must cut it alike: pieces of another size are a header
+/// mismatch on both ranks, nothing moves, and a zero piece size is refused at once.
+#[test]
+#[ignore = "needs a CUDA device"]
+fn ranks_cutting_a_transfer_otherwise_both_fail() {
+    let fails = dist::on_ranks(world(2), |c, s| {
+        let buf = sixteen_words(s);
+        let view = view_of(&buf);
+        let mut b = Batch::new(c);
+        assert!(b.piece_bytes(0).is_err());
+        // 64 bytes: one piece at 64, two at 32.
+        b.piece_bytes(if c.rank() == 0 { 64 } else { 32 }).unwrap();
+        let mut dst_buf = sixteen_words(s);
+        let mut dst = stridekit::StridedMemoryViewMut::from_buffer_mut(
+            &mut dst_buf,
+            stridekit::StridedLayout::dense(&[16], 4, stridekit::Order::C).unwrap(),
+            None,
+        )
+        .unwrap();
+        if c.rank() == 0 {
+            b.send(&view, 1).unwrap();
+        } else {
+            b.recv(&mut dst, 0).unwrap();
+        }
+        match b.run(s) {
+            Ok(()) => Some(format!("rank {}: ran", c.rank())),
+            Err(e) if e.to_string().contains("piece") => None,
+            Err(e) => Some(format!("rank {}: {e}", c.rank())),
+        }
+    });
+    assert_none(fails.into_iter().flatten().collect());
+}
+
 #[test]
 #[ignore = "needs a CUDA device"]
 fn mismatches_fail_on_every_rank_and_move_nothing() {

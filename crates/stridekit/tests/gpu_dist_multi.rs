@@ -34,6 +34,13 @@ fn local_transport_between_two_gpus() {
         assert_none(dist::redistribute(local_world(&[0, 1]).unwrap(), 33 + k));
     }
     assert_none(dist::mismatches(local_world(&[0, 1]).unwrap()));
+    assert_none(dist::send_recv_in_pieces(
+        local_world(&[0, 1]).unwrap(),
+        34,
+        40,
+        false,
+        64,
+    ));
 }
 
 #[cfg(feature = "nccl")]
@@ -61,4 +68,8 @@ fn nccl_between_two_gpus() {
         assert_none(dist::redistribute(nccl_pair(), 43 + k));
     }
     assert_none(dist::mismatches(nccl_pair()));
+    // In pieces: one NCCL group a piece between the GPUs.
+    assert_none(dist::send_recv_in_pieces(nccl_pair(), 51, 40, false, 64));
+    assert_none(dist::all_to_all_in_pieces(nccl_pair(), 52, 50));
+    assert_none(dist::redistribute_in_pieces(nccl_pair(), 53, 40));
 }

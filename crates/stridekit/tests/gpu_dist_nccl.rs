@@ -31,6 +31,8 @@ fn one_rank_sends_to_itself_every_layout_and_itemsize() {
     // Through NCCL's send to oneself, and (the default) as one copy.
     assert_none(dist::send_recv(one(), 21, 60, true));
     assert_none(dist::send_recv(one(), 22, 60, false));
+    // In pieces: one NCCL group a piece, packs and unpacks on the pipeline stream.
+    assert_none(dist::send_recv_in_pieces(one(), 23, 60, true, 50));
 }
 
 #[test]

@@ -5,7 +5,8 @@ use crate::dims::Dims;
 use crate::error::Result;
 
 /// What a sender and a receiver agree on before a transfer moves any byte: the element
-/// count, the element size and type, and the box's extents. Both ranks exchange their
+/// count, the element size and type, the box's extents, and the number of pieces it
+/// moves in ([`Pieces`](super::Pieces)). Both ranks exchange their
 /// headers first (a few dozen bytes) and compare them with [`Header::agrees_with`], so a
 /// mismatch is an error on both sides, never a hang or a silent wrong result.
 ///
@@ -26,13 +27,18 @@ pub struct Header {
     pub itemsize: u32,
     /// The element type, as the caller numbers types (0: unknown, bytes only).
     pub dtype: u32,
+    /// The pieces the transfer moves in, one after another (1: whole).
+    pub pieces: u32,
 }
 
-/// The first bytes of every encoded header ("SKH1").
-const HEADER_MAGIC: u32 = 0x314b_4853;
+/// The first bytes of every encoded header ("SKH2").
+const HEADER_MAGIC: u32 = 0x324b_4853;
+/// The header's fixed words before the extents.
+const HEADER_WORDS: usize = 5;
 
 impl Header {
-    /// The header of a box of `shape` with elements of `itemsize` bytes and type `dtype`.
+    /// The header of a box of `shape` with elements of `itemsize` bytes and type `dtype`,
+    /// moved whole (one piece; [`with_pieces`](Self::with_pieces) sets another count).
     pub fn new(shape: &[i64], itemsize: usize, dtype: u32) -> Result<Self> {
         if let Some(&e) = shape.iter().find(|&&e| e < 0) {
             return Err(err(format!("extent {e} is negative")));
@@ -52,7 +58,13 @@ impl Header {
             shape: shape.iter().copied().collect(),
             itemsize,
             dtype,
+            pieces: 1,
         })
+    }
+
+    /// The same header for a transfer moved in `pieces` pieces.
+    pub fn with_pieces(self, pieces: u32) -> Self {
+        Header { pieces, ..self }
     }
 
     /// The number of elements.
@@ -62,15 +74,16 @@ impl Header {
             .try_fold(1u64, |v, &e| v.checked_mul(u64::try_from(e).ok()?))
     }
 
-    /// The header as little-endian bytes: magic, ndim, itemsize, dtype (u32 each), then
-    /// the extents (i64 each).
+    /// The header as little-endian bytes: magic, ndim, itemsize, dtype, pieces (u32
+    /// each), then the extents (i64 each).
     pub fn to_bytes(&self) -> Vec<u8> {
-        let mut out = Vec::with_capacity(16 + 8 * self.shape.len());
+        let mut out = Vec::with_capacity(4 * HEADER_WORDS + 8 * self.shape.len());
         for w in [
             HEADER_MAGIC,
             self.shape.len() as u32,
             self.itemsize,
             self.dtype,
+            self.pieces,
         ] {
             out.extend_from_slice(&w.to_le_bytes());
         }
@@ -81,7 +94,7 @@ impl Header {
     }
 
     /// Reads [`to_bytes`](Self::to_bytes)'s encoding; anything else (truncated, too long,
-    /// another magic, negative extents, itemsize 0) is an error.
+    /// another magic, negative extents, itemsize 0, no pieces) is an error.
     pub fn from_bytes(bytes: &[u8]) -> Result<Self> {
         let word = |i: usize| -> Result<u32> {
             bytes
@@ -94,44 +107,52 @@ impl Header {
             return Err(err("the bytes are not a stridekit transfer header"));
         }
         let ndim = word(1)? as usize;
-        if ndim > crate::dims::MAX_NDIM || bytes.len() != 16 + 8 * ndim {
+        let fixed = 4 * HEADER_WORDS;
+        if ndim > crate::dims::MAX_NDIM || bytes.len() != fixed + 8 * ndim {
             return Err(err(format!(
                 "a header of {ndim} axes takes {} bytes, not {}",
-                16usize.saturating_add(ndim.saturating_mul(8)),
+                fixed.saturating_add(ndim.saturating_mul(8)),
                 bytes.len()
             )));
         }
-        let shape: Vec<i64> = bytes[16..]
+        let pieces = word(4)?;
+        if pieces == 0 {
+            return Err(err("a header of a transfer in 0 pieces"));
+        }
+        let shape: Vec<i64> = bytes[fixed..]
             .chunks_exact(8)
             .map(|c| i64::from_le_bytes([c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7]]))
             .collect();
-        Header::new(&shape, word(2)? as usize, word(3)?)
+        Ok(Header::new(&shape, word(2)? as usize, word(3)?)?.with_pieces(pieces))
     }
 
     /// Ok when `other` (the peer's header) describes the same box: the same extents (so
     /// the same volume), itemsize and type, where a type 0 (bytes only) meets any type of
-    /// the same itemsize, as a copy between an untyped and a typed view does; otherwise
-    /// an error naming both.
+    /// the same itemsize, as a copy between an untyped and a typed view does, moved in
+    /// the same number of pieces; otherwise an error naming both.
     pub fn agrees_with(&self, other: &Header) -> Result<()> {
         let types_meet = self.dtype == other.dtype || self.dtype == 0 || other.dtype == 0;
-        if self.shape == other.shape && self.itemsize == other.itemsize && types_meet {
-            return Ok(());
-        }
         let what = if self.shape != other.shape {
             "extents"
         } else if self.itemsize != other.itemsize {
             "itemsize"
-        } else {
+        } else if !types_meet {
             "element type"
+        } else if self.pieces != other.pieces {
+            "piece counts (both ranks must cut transfers in pieces of the same size)"
+        } else {
+            return Ok(());
         };
         Err(err(format!(
-            "the peer's {what} differ: here shape {:?}, itemsize {}, type {}; there shape {:?}, itemsize {}, type {}",
+            "the peer's {what} differ: here shape {:?}, itemsize {}, type {}, {} pieces; there shape {:?}, itemsize {}, type {}, {} pieces",
             self.shape.as_slice(),
             self.itemsize,
             self.dtype,
+            self.pieces,
             other.shape.as_slice(),
             other.itemsize,
-            other.dtype
+            other.dtype,
+            other.pieces
         )))
     }
 }

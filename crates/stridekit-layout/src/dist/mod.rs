@@ -24,10 +24,12 @@
 //! # Ok::<(), stridekit_layout::LayoutError>(())
 //! ```
 mod header;
+mod pieces;
 mod split;
 mod transfer;
 
 pub use header::Header;
+pub use pieces::{Pieces, MAX_PIECES};
 pub use split::Split;
 pub use transfer::{redistribution, Transfer};
 

@@ -10,11 +10,13 @@ use crate::device::Device;
 use crate::dtype::DType;
 use crate::error::{invalid, Result};
 use crate::memory::{finish, Buffer, MemoryKind, MemoryResource, Usage, Use};
+use crate::runtime::Runtime;
+use crate::stream::wait_for_producer;
 use crate::view::access::Access;
 use crate::view::{StridedMemoryViewBase, StridedMemoryViewMut};
 use cudarc::driver::CudaStream;
 use std::sync::Arc;
-use stridekit_layout::dist::Header;
+use stridekit_layout::dist::{Header, Pieces};
 use stridekit_layout::{Order, StridedLayout};
 
 /// Transfers posted together and moved in one group: each send to a peer meets, in
@@ -54,7 +56,12 @@ pub struct Batch<'a, C: Communicator + ?Sized> {
     ops: Vec<Op<'a>>,
     collective: bool,
     self_through_transport: bool,
+    piece_bytes: u64,
 }
+
+/// The least bytes of a piece a transfer is cut into by default
+/// ([`Batch::piece_bytes`]): transfers under twice this move whole.
+pub const DEFAULT_PIECE_BYTES: usize = 64 << 20;
 
 struct Op<'a> {
     peer: usize,
@@ -63,10 +70,11 @@ struct Op<'a> {
     header: Header,
 }
 
-/// The bytes one transfer moves: in place in the view's memory, or in a temporary.
+/// The bytes one transfer moves: in place in the view's memory, or in temporaries, one
+/// a piece.
 enum Wire {
-    InPlace { ptr: u64, len: usize },
-    Temporary(Buffer),
+    InPlace { ptr: u64 },
+    Temporary(Vec<Buffer>),
     Empty,
 }
 
@@ -80,6 +88,7 @@ impl<'a, C: Communicator + ?Sized> Batch<'a, C> {
             ops: Vec::new(),
             collective: false,
             self_through_transport: false,
+            piece_bytes: DEFAULT_PIECE_BYTES as u64,
         }
     }
 
@@ -99,6 +108,25 @@ impl<'a, C: Communicator + ?Sized> Batch<'a, C> {
     pub fn self_through_transport(&mut self, on: bool) -> &mut Self {
         self.self_through_transport = on;
         self
+    }
+
+    /// The least bytes of a piece (default [`DEFAULT_PIECE_BYTES`], 64 MiB): a transfer of
+    /// at least twice this moves in up to [`MAX_PIECES`](stridekit_layout::dist::MAX_PIECES)
+    /// pieces along its first axis of extent 2 or more ([`Pieces`]), one NCCL group each,
+    /// while the copy engine packs the next piece (or unpacks the last) on the device's
+    /// pipeline stream; a packed transfer of 1 GiB then takes about its move alone
+    /// instead of its pack plus its move. Both ranks of a transfer must set the same
+    /// value (the piece count is in the header they compare). `usize::MAX` moves every
+    /// transfer whole; 0 is refused.
+    pub fn piece_bytes(&mut self, bytes: usize) -> Result<&mut Self> {
+        if bytes == 0 {
+            return Err(invalid(
+                "dist::Batch::piece_bytes",
+                "a piece of 0 bytes; pieces are at least one byte (usize::MAX: whole transfers)",
+            ));
+        }
+        self.piece_bytes = bytes as u64;
+        Ok(self)
     }
 
     /// Posts a send of `view` (any layout, any memory the copy engine reaches) to `peer`.
@@ -151,9 +179,20 @@ impl<'a, C: Communicator + ?Sized> Batch<'a, C> {
     /// Checks the transfers with the peers (the header swap of [`run`](Self::run)) once,
     /// for a batch that runs many times: every rank runs its [`Checked`] the same number
     /// of times. The views stay borrowed, so what was checked cannot change.
-    pub fn check(self, stream: &Arc<CudaStream>) -> Result<Checked<'a, C>> {
+    pub fn check(mut self, stream: &Arc<CudaStream>) -> Result<Checked<'a, C>> {
         self.comm.check_usable(OP)?;
         check_stream(OP, self.comm, stream)?;
+        let mut pieces = Vec::with_capacity(self.ops.len());
+        for o in &mut self.ops {
+            let p = Pieces::new(
+                o.operand.shape(),
+                o.operand.layout().itemsize(),
+                self.piece_bytes,
+            )?;
+            // At most MAX_PIECES.
+            o.header = o.header.clone().with_pieces(p.count() as u32);
+            pieces.push(p);
+        }
         let posted: Vec<Posted<'_>> = self
             .ops
             .iter()
@@ -167,6 +206,7 @@ impl<'a, C: Communicator + ?Sized> Batch<'a, C> {
         Ok(Checked {
             comm: self.comm,
             ops: self.ops,
+            pieces,
             direct: !self.self_through_transport,
         })
     }
@@ -177,6 +217,8 @@ impl<'a, C: Communicator + ?Sized> Batch<'a, C> {
 pub struct Checked<'a, C: Communicator + ?Sized> {
     comm: &'a C,
     ops: Vec<Op<'a>>,
+    /// How each op is cut.
+    pieces: Vec<Pieces>,
     /// Transfers to oneself are copies.
     direct: bool,
 }
@@ -186,7 +228,30 @@ impl<C: Communicator + ?Sized> Checked<'_, C> {
     pub fn run(&self, stream: &Arc<CudaStream>) -> Result<()> {
         self.comm.check_usable(OP)?;
         check_stream(OP, self.comm, stream)?;
-        // A send to oneself meets, in order, a receive from oneself: one copy.
+        let skip = self.copy_to_self(stream)?;
+        let device = self.comm.device();
+        let wires = self.wires(device, &skip, stream)?;
+        // Transfers in several pieces pack and unpack on the device's pipeline stream,
+        // ordered after the caller's work and the temporaries' allocations, so that a
+        // piece moves while the next is packed (or the last unpacked).
+        let pipelined = wires
+            .iter()
+            .any(|w| matches!(w, Wire::Temporary(bufs) if bufs.len() > 1));
+        let lane = match pipelined {
+            true => Some(Lane::open(device, stream)?),
+            false => None,
+        };
+        let packer = lane.as_ref().map_or(stream, |l| &l.stream);
+        let moved = self.move_pieces(&wires, stream, packer);
+        // The caller's stream waits for the last pack or unpack, whatever happened.
+        let joined = lane.map_or(Ok(()), |l| l.join(stream));
+        moved.and(joined)
+    }
+
+    /// Transfers of this rank to itself, as one copy each from the send's view into the
+    /// receive's (a send to oneself meets, in order, a receive from oneself); the ops
+    /// they took.
+    fn copy_to_self(&self, stream: &Arc<CudaStream>) -> Result<Vec<bool>> {
         let me = self.comm.rank();
         let mut skip = vec![false; self.ops.len()];
         if self.direct {
@@ -204,75 +269,121 @@ impl<C: Communicator + ?Sized> Checked<'_, C> {
                 skip[ri] = true;
             }
         }
+        Ok(skip)
+    }
 
-        // Pack what does not travel in place.
-        let device = self.comm.device();
+    /// The bytes each transfer moves: in place, or in temporaries (one a piece)
+    /// allocated on `stream`.
+    fn wires(&self, device: usize, skip: &[bool], stream: &Arc<CudaStream>) -> Result<Vec<Wire>> {
         let pool = temporaries_pool(&Device::open(device)?)?;
         let mut wires = Vec::with_capacity(self.ops.len());
-        for (o, &skipped) in self.ops.iter().zip(&skip) {
+        for ((o, pieces), &skipped) in self.ops.iter().zip(&self.pieces).zip(skip) {
             let bytes = o.operand.layout().volume() * o.operand.layout().itemsize();
             let w = if bytes == 0 || skipped {
                 Wire::Empty
             } else if travels_in_place(&o.operand, device) {
-                let (lo, hi) = o.operand.byte_span();
                 Wire::InPlace {
-                    ptr: lo,
-                    len: (hi - lo) as usize,
+                    ptr: o.operand.byte_span().0,
                 }
             } else {
-                let buf = pool.allocate(bytes, stream)?;
-                if o.send {
-                    let packed = dense(&buf, &o.operand)?;
-                    copy_into(&packed, &o.operand, Some(stream), &CopyOptions::default())?;
+                let mut bufs = Vec::with_capacity(pieces.count());
+                for i in 0..pieces.count() {
+                    let (lo, hi) = piece_bytes(pieces, i)?;
+                    bufs.push(pool.allocate((hi - lo) as usize, stream)?);
                 }
-                Wire::Temporary(buf)
+                Wire::Temporary(bufs)
             };
             wires.push(w);
         }
+        Ok(wires)
+    }
 
-        // Move the bytes, recorded on the memory they touch.
-        let mut uses: Vec<(&crate::memory::PendingWork, Use)> = Vec::new();
-        for (o, w) in self.ops.iter().zip(&wires) {
-            let usage = if o.send { Usage::Read } else { Usage::Write };
-            let pending = match w {
-                Wire::InPlace { .. } => o.operand.pending(),
-                Wire::Temporary(b) => Some(b.pending()),
-                Wire::Empty => None,
-            };
-            if let Some(p) = pending {
-                uses.push((p, p.begin(OP, usage, stream)?));
+    /// Packs the sends' pieces on `packer`, then moves the pieces one group at a time on
+    /// `stream` (group `i` holds piece `i` of every transfer that has one), unpacking
+    /// each received piece on `packer` as soon as it is queued.
+    fn move_pieces(
+        &self,
+        wires: &[Wire],
+        stream: &Arc<CudaStream>,
+        packer: &Arc<CudaStream>,
+    ) -> Result<()> {
+        for (o, (w, pieces)) in self.ops.iter().zip(wires.iter().zip(&self.pieces)) {
+            if let (true, Wire::Temporary(bufs)) = (o.send, w) {
+                for (i, buf) in bufs.iter().enumerate() {
+                    let part = o
+                        .operand
+                        .relayout(OP, pieces.part_of(o.operand.layout(), i)?)?;
+                    copy_into(
+                        &dense(buf, &part)?,
+                        &part,
+                        Some(packer),
+                        &CopyOptions::default(),
+                    )?;
+                }
             }
         }
-        let moved = self.move_bytes(&wires, stream);
-        let recorded = finish(OP, stream, uses);
-        moved?;
-        recorded?;
-
-        // Unpack what arrived in temporaries.
-        for (o, w) in self.ops.iter().zip(&wires) {
-            if let (false, Wire::Temporary(buf)) = (o.send, w) {
-                let packed = dense(buf, &o.operand)?;
-                copy_into(&o.operand, &packed, Some(stream), &CopyOptions::default())?;
+        let groups = self.pieces.iter().map(Pieces::count).max().unwrap_or(0);
+        for i in 0..groups {
+            self.move_group(wires, i, stream)?;
+            for (o, (w, pieces)) in self.ops.iter().zip(wires.iter().zip(&self.pieces)) {
+                if let (false, Wire::Temporary(bufs)) = (o.send, w) {
+                    if let Some(buf) = bufs.get(i) {
+                        let part = o
+                            .operand
+                            .relayout(OP, pieces.part_of(o.operand.layout(), i)?)?;
+                        copy_into(
+                            &part,
+                            &dense(buf, &part)?,
+                            Some(packer),
+                            &CopyOptions::default(),
+                        )?;
+                    }
+                }
             }
         }
         Ok(())
     }
 
-    fn move_bytes(&self, wires: &[Wire], stream: &Arc<CudaStream>) -> Result<()> {
+    /// Moves piece `i` of every transfer that has one, in one group, recorded on the
+    /// memory it touches.
+    fn move_group(&self, wires: &[Wire], i: usize, stream: &Arc<CudaStream>) -> Result<()> {
+        let mut spans = Vec::new();
+        let mut uses: Vec<(&crate::memory::PendingWork, Use)> = Vec::new();
+        for (k, (o, w)) in self.ops.iter().zip(wires).enumerate() {
+            let (span, pending) = match w {
+                Wire::InPlace { ptr, .. } if i < self.pieces[k].count() => {
+                    let (lo, hi) = piece_bytes(&self.pieces[k], i)?;
+                    ((ptr + lo, (hi - lo) as usize), o.operand.pending())
+                }
+                Wire::Temporary(bufs) => match bufs.get(i) {
+                    Some(b) => ((b.ptr(), b.size()), Some(b.pending())),
+                    None => continue,
+                },
+                _ => continue,
+            };
+            spans.push((k, span));
+            if let Some(p) = pending {
+                let usage = if o.send { Usage::Read } else { Usage::Write };
+                uses.push((p, p.begin(OP, usage, stream)?));
+            }
+        }
+        let moved = self.move_bytes(&spans, stream);
+        let recorded = finish(OP, stream, uses);
+        moved.and(recorded)
+    }
+
+    /// Sends and receives `spans` (`(op, (ptr, len))`) in one group.
+    fn move_bytes(&self, spans: &[(usize, (u64, usize))], stream: &Arc<CudaStream>) -> Result<()> {
         let comm = self.comm;
         comm.group_start(OP)?;
         let mut queued = Ok(());
-        for (o, w) in self.ops.iter().zip(wires) {
-            let (ptr, len) = match w {
-                Wire::InPlace { ptr, len } => (*ptr, *len),
-                Wire::Temporary(b) => (b.ptr(), b.size()),
-                Wire::Empty => continue,
-            };
+        for &(k, (ptr, len)) in spans {
+            let o = &self.ops[k];
             // SAFETY: device memory of the communicator's device (`travels_in_place`, or
             // a temporary of its pool) holding `len` bytes; the views are borrowed and
-            // the temporaries alive until the work is recorded on them (above), and their
-            // releases wait for it. A receiving view is written by nothing else: it is
-            // borrowed mutably, and its parts posted here are disjoint.
+            // the temporaries alive until the work is recorded on them (`move_group`),
+            // and their releases wait for it. A receiving view is written by nothing
+            // else: it is borrowed mutably, and its parts posted here are disjoint.
             let r = unsafe {
                 if o.send {
                     comm.send_bytes(OP, ptr, len, o.peer, stream)
@@ -287,6 +398,31 @@ impl<C: Communicator + ?Sized> Checked<'_, C> {
         }
         let ended = comm.group_end(OP);
         queued.and(ended).map_err(|e| comm.fail(OP, e))
+    }
+}
+
+/// The byte range of piece `i` of a transfer.
+fn piece_bytes(pieces: &Pieces, i: usize) -> Result<(u64, u64)> {
+    pieces
+        .byte_range(i)
+        .ok_or_else(|| invalid(OP, format!("piece {i} of {}", pieces.count())))
+}
+
+/// The device's pipeline stream, ordered after the caller's stream when it opens.
+struct Lane {
+    stream: Arc<CudaStream>,
+}
+
+impl Lane {
+    fn open(device: usize, caller: &Arc<CudaStream>) -> Result<Lane> {
+        let stream = Runtime::get(OP, device)?.pipeline_stream(OP)?;
+        wait_for_producer(caller, &stream)?;
+        Ok(Lane { stream })
+    }
+
+    /// `caller` waits for the work queued on the lane.
+    fn join(self, caller: &Arc<CudaStream>) -> Result<()> {
+        wait_for_producer(&self.stream, caller)
     }
 }
 

@@ -25,10 +25,10 @@ mod local;
 #[cfg(feature = "nccl")]
 mod nccl;
 
-pub use batch::{Batch, Checked};
+pub use batch::{Batch, Checked, DEFAULT_PIECE_BYTES};
 pub use collective::{all_to_all, all_to_all_batch, recv, redistribute, redistribute_batch, send};
 pub use comm::Communicator;
 pub use local::{local_world, local_world_with_wait, LocalComm, LOCAL_WAIT};
 #[cfg(feature = "nccl")]
 pub use nccl::{nccl_version, NcclComm, UniqueId};
-pub use stridekit_layout::dist::{redistribution, Header, Split, Transfer};
+pub use stridekit_layout::dist::{redistribution, Header, Pieces, Split, Transfer, MAX_PIECES};

@@ -106,6 +106,26 @@ pub fn send_recv<C: Communicator>(
     cases: u64,
     through_transport: bool,
 ) -> Vec<String> {
+    send_recv_in_pieces(
+        world,
+        seed,
+        cases,
+        through_transport,
+        dist::DEFAULT_PIECE_BYTES,
+    )
+}
+
+/// [`send_recv`] with transfers cut into pieces of at least `piece_bytes`. The receiver
+/// also reads its bytes with a plain driver copy after waiting for its own stream alone
+/// (no record consulted), as a foreign consumer ordered on that stream would: pieces
+/// unpacked on the pipeline stream must be done by then.
+pub fn send_recv_in_pieces<C: Communicator>(
+    world: Vec<C>,
+    seed: u64,
+    cases: u64,
+    through_transport: bool,
+    piece_bytes: usize,
+) -> Vec<String> {
     on_ranks(world, |c, s| {
         let (me, last) = (c.rank(), c.size() - 1);
         let mut fails = Vec::new();
@@ -141,7 +161,9 @@ pub fn send_recv<C: Communicator>(
                 .map(|(b, x)| StridedMemoryViewMut::from_buffer_mut(b, x.dl.clone(), None).unwrap())
                 .collect();
             let mut b = Batch::new(c);
-            b.self_through_transport(through_transport);
+            b.self_through_transport(through_transport)
+                .piece_bytes(piece_bytes)
+                .unwrap();
             for v in &srcs {
                 b.send(v, last).unwrap();
             }
@@ -154,8 +176,16 @@ pub fn send_recv<C: Communicator>(
             }
         }
         if me == last {
+            s.synchronize().unwrap();
+            let unrecorded: Vec<Vec<u8>> = dbufs.iter().map(|b| read_unrecorded(b, s)).collect();
             let other = Device::open(c.device()).unwrap().new_stream().unwrap();
             for (k, (b, x)) in dbufs.iter().zip(&cs).enumerate() {
+                if unrecorded[k] != x.want() {
+                    fails.push(format!(
+                        "transfer {k} ({} -> {}): not done when the caller's stream was",
+                        x.sl, x.dl
+                    ));
+                }
                 if read(b, &other) != x.want() {
                     fails.push(format!(
                         "transfer {k} (itemsize {}, {} -> {}{}): bytes differ",
@@ -172,8 +202,29 @@ pub fn send_recv<C: Communicator>(
     .concat()
 }
 
+/// `b`'s bytes by a synchronous driver copy, consulting no record (the caller waited for
+/// the stream it wants the bytes ordered after).
+fn read_unrecorded(b: &stridekit::Buffer, s: &Arc<CudaStream>) -> Vec<u8> {
+    use stridekit::cudarc::driver::sys;
+    let mut out = vec![0u8; b.size()];
+    s.context().bind_to_thread().unwrap();
+    // SAFETY: `b` is device memory of `s`'s device of `b.size()` bytes; `out` holds as many.
+    let r = unsafe { sys::cuMemcpyDtoH_v2(out.as_mut_ptr().cast(), b.ptr(), b.size()) };
+    assert_eq!(r, sys::CUresult::CUDA_SUCCESS);
+    out
+}
+
 /// Every rank sends case `r * n + p` to rank `p` and receives case `p * n + r` from it.
 pub fn all_to_all<C: Communicator>(world: Vec<C>, seed: u64) -> Vec<String> {
+    all_to_all_in_pieces(world, seed, dist::DEFAULT_PIECE_BYTES)
+}
+
+/// [`all_to_all`] with transfers cut into pieces of at least `piece_bytes`.
+pub fn all_to_all_in_pieces<C: Communicator>(
+    world: Vec<C>,
+    seed: u64,
+    piece_bytes: usize,
+) -> Vec<String> {
     on_ranks(world, |c, s| {
         let (n, me) = (c.size() as u64, c.rank() as u64);
         let dmr = device_mr(c);
@@ -192,7 +243,11 @@ pub fn all_to_all<C: Communicator>(world: Vec<C>, seed: u64) -> Vec<String> {
                 .zip(&recvs)
                 .map(|(b, x)| StridedMemoryViewMut::from_buffer_mut(b, x.dl.clone(), None).unwrap())
                 .collect();
-            if let Err(e) = dist::all_to_all(c, &srcs, &mut dsts, s) {
+            let run = dist::all_to_all_batch(c, &srcs, &mut dsts).and_then(|mut b| {
+                b.piece_bytes(piece_bytes)?;
+                b.run(s)
+            });
+            if let Err(e) = run {
                 return vec![format!("rank {me}: {e}")];
             }
         }
@@ -240,6 +295,15 @@ fn part_of(g: &[u8], shape: &[i64], isz: usize, split: &Split, rank: usize) -> V
 /// One random redistribution of a world: a random shape and itemsize, a random split
 /// before and after (the same axis or another), each rank's parts in random layouts.
 pub fn redistribute<C: Communicator>(world: Vec<C>, seed: u64) -> Vec<String> {
+    redistribute_in_pieces(world, seed, dist::DEFAULT_PIECE_BYTES)
+}
+
+/// [`redistribute`] with transfers cut into pieces of at least `piece_bytes`.
+pub fn redistribute_in_pieces<C: Communicator>(
+    world: Vec<C>,
+    seed: u64,
+    piece_bytes: usize,
+) -> Vec<String> {
     let n = world.len();
     let mut rng = Rng(seed | 1);
     let nd = 1 + rng.below(4) as usize;
@@ -275,7 +339,13 @@ pub fn redistribute<C: Communicator>(world: Vec<C>, seed: u64) -> Vec<String> {
             let src = StridedMemoryView::from_buffer(&sbuf, sl.clone(), None).unwrap();
             let mut dst =
                 StridedMemoryViewMut::from_buffer_mut(&mut dbuf, dl.clone(), None).unwrap();
-            if let Err(e) = dist::redistribute(c, &shape, &from, &to, &src, &mut dst, s) {
+            let run = dist::redistribute_batch(c, &shape, &from, &to, &src, &mut dst).and_then(
+                |mut b| {
+                    b.piece_bytes(piece_bytes)?;
+                    b.run(s)
+                },
+            );
+            if let Err(e) = run {
                 return Some(format!("rank {me}: {e}"));
             }
         }
