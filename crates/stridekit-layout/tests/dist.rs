@@ -161,7 +161,8 @@ fn headers_round_trip_and_disagreements_are_errors() {
         let shape: Vec<i64> = (0..ndim).map(|_| rng.below(1000) as i64).collect();
         let h = Header::new(&shape, 1 + rng.below(16) as usize, rng.below(40) as u32)
             .unwrap()
-            .with_pieces(1 + rng.below(8) as u32);
+            .with_pieces(1 + rng.below(8) as u32)
+            .with_packs(rng.below(2) == 1);
         let back = Header::from_bytes(&h.to_bytes()).unwrap();
         assert_eq!(back, h);
         h.agrees_with(&back).unwrap();
@@ -195,13 +196,22 @@ fn headers_round_trip_and_disagreements_are_errors() {
     assert!(Header::from_bytes(&[0u8; 24]).is_err());
     assert!(Header::from_bytes(&[]).is_err());
     let mut neg = good.clone();
-    neg[20..28].copy_from_slice(&(-1i64).to_le_bytes());
+    neg[24..32].copy_from_slice(&(-1i64).to_le_bytes());
     assert!(Header::from_bytes(&neg).is_err());
     let mut zero = good.clone();
     zero[8..12].copy_from_slice(&0u32.to_le_bytes());
     assert!(Header::from_bytes(&zero).is_err());
-    let mut no_pieces = good;
+    let mut no_pieces = good.clone();
     no_pieces[16..20].copy_from_slice(&0u32.to_le_bytes());
     assert!(Header::from_bytes(&no_pieces).is_err());
+    let mut flags = good;
+    flags[20..24].copy_from_slice(&2u32.to_le_bytes());
+    assert!(Header::from_bytes(&flags).is_err());
+    // Whether a side packs is not compared; a transfer moves in pieces when either does.
+    let cut = h.clone().with_pieces(4);
+    cut.agrees_with(&cut.clone().with_packs(true)).unwrap();
+    assert_eq!(cut.pieces_with(&cut), 1);
+    assert_eq!(cut.pieces_with(&cut.clone().with_packs(true)), 4);
+    assert_eq!(cut.clone().with_packs(true).pieces_with(&cut), 4);
     assert!(Header::new(&[2], 0, 0).is_err());
 }

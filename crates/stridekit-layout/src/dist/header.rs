@@ -27,14 +27,18 @@ pub struct Header {
     pub itemsize: u32,
     /// The element type, as the caller numbers types (0: unknown, bytes only).
     pub dtype: u32,
-    /// The pieces the transfer moves in, one after another (1: whole).
+    /// The pieces the transfer moves in, one after another, when a side packs it
+    /// (1: whole).
     pub pieces: u32,
+    /// Whether this side packs (or unpacks) the transfer through a temporary; a transfer
+    /// that neither side packs moves whole. Not compared: the sides may differ.
+    pub packs: bool,
 }
 
 /// The first bytes of every encoded header ("SKH2").
 const HEADER_MAGIC: u32 = 0x324b_4853;
 /// The header's fixed words before the extents.
-const HEADER_WORDS: usize = 5;
+const HEADER_WORDS: usize = 6;
 
 impl Header {
     /// The header of a box of `shape` with elements of `itemsize` bytes and type `dtype`,
@@ -59,12 +63,28 @@ impl Header {
             itemsize,
             dtype,
             pieces: 1,
+            packs: false,
         })
     }
 
     /// The same header for a transfer moved in `pieces` pieces.
     pub fn with_pieces(self, pieces: u32) -> Self {
         Header { pieces, ..self }
+    }
+
+    /// The same header for a side that packs (or not).
+    pub fn with_packs(self, packs: bool) -> Self {
+        Header { packs, ..self }
+    }
+
+    /// The pieces the transfer moves in, given the peer's header: [`pieces`](Self::pieces)
+    /// when either side packs, else 1 (nothing to overlap the moves with).
+    pub fn pieces_with(&self, peer: &Header) -> u32 {
+        if self.packs || peer.packs {
+            self.pieces
+        } else {
+            1
+        }
     }
 
     /// The number of elements.
@@ -74,8 +94,8 @@ impl Header {
             .try_fold(1u64, |v, &e| v.checked_mul(u64::try_from(e).ok()?))
     }
 
-    /// The header as little-endian bytes: magic, ndim, itemsize, dtype, pieces (u32
-    /// each), then the extents (i64 each).
+    /// The header as little-endian bytes: magic, ndim, itemsize, dtype, pieces, flags
+    /// (bit 0: packs) (u32 each), then the extents (i64 each).
     pub fn to_bytes(&self) -> Vec<u8> {
         let mut out = Vec::with_capacity(4 * HEADER_WORDS + 8 * self.shape.len());
         for w in [
@@ -84,6 +104,7 @@ impl Header {
             self.itemsize,
             self.dtype,
             self.pieces,
+            u32::from(self.packs),
         ] {
             out.extend_from_slice(&w.to_le_bytes());
         }
@@ -94,7 +115,7 @@ impl Header {
     }
 
     /// Reads [`to_bytes`](Self::to_bytes)'s encoding; anything else (truncated, too long,
-    /// another magic, negative extents, itemsize 0, no pieces) is an error.
+    /// another magic, negative extents, itemsize 0, no pieces, unknown flags) is an error.
     pub fn from_bytes(bytes: &[u8]) -> Result<Self> {
         let word = |i: usize| -> Result<u32> {
             bytes
@@ -115,15 +136,20 @@ impl Header {
                 bytes.len()
             )));
         }
-        let pieces = word(4)?;
+        let (pieces, flags) = (word(4)?, word(5)?);
         if pieces == 0 {
             return Err(err("a header of a transfer in 0 pieces"));
+        }
+        if flags > 1 {
+            return Err(err(format!("a header with unknown flags {flags:#x}")));
         }
         let shape: Vec<i64> = bytes[fixed..]
             .chunks_exact(8)
             .map(|c| i64::from_le_bytes([c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7]]))
             .collect();
-        Ok(Header::new(&shape, word(2)? as usize, word(3)?)?.with_pieces(pieces))
+        Ok(Header::new(&shape, word(2)? as usize, word(3)?)?
+            .with_pieces(pieces)
+            .with_packs(flags == 1))
     }
 
     /// Ok when `other` (the peer's header) describes the same box: the same extents (so

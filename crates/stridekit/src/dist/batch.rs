@@ -182,15 +182,17 @@ impl<'a, C: Communicator + ?Sized> Batch<'a, C> {
     pub fn check(mut self, stream: &Arc<CudaStream>) -> Result<Checked<'a, C>> {
         self.comm.check_usable(OP)?;
         check_stream(OP, self.comm, stream)?;
+        let device = self.comm.device();
         let mut pieces = Vec::with_capacity(self.ops.len());
         for o in &mut self.ops {
-            let p = Pieces::new(
-                o.operand.shape(),
-                o.operand.layout().itemsize(),
-                self.piece_bytes,
-            )?;
+            let (shape, itemsize) = (o.operand.shape(), o.operand.layout().itemsize());
+            let p = Pieces::new(shape, itemsize, self.piece_bytes)?;
             // At most MAX_PIECES.
-            o.header = o.header.clone().with_pieces(p.count() as u32);
+            o.header = o
+                .header
+                .clone()
+                .with_pieces(p.count() as u32)
+                .with_packs(!travels_in_place(&o.operand, device));
             pieces.push(p);
         }
         let posted: Vec<Posted<'_>> = self
@@ -202,7 +204,13 @@ impl<'a, C: Communicator + ?Sized> Batch<'a, C> {
                 header: &o.header,
             })
             .collect();
-        agree(OP, self.comm, &posted, self.collective, stream)?;
+        let theirs = agree(OP, self.comm, &posted, self.collective, stream)?;
+        // A transfer neither side packs moves whole: nothing to overlap its pieces with.
+        for ((o, p), t) in self.ops.iter().zip(&mut pieces).zip(&theirs) {
+            if o.header.pieces_with(t) == 1 {
+                *p = Pieces::new(o.operand.shape(), o.operand.layout().itemsize(), u64::MAX)?;
+            }
+        }
         Ok(Checked {
             comm: self.comm,
             ops: self.ops,
@@ -231,9 +239,11 @@ impl<C: Communicator + ?Sized> Checked<'_, C> {
         let skip = self.copy_to_self(stream)?;
         let device = self.comm.device();
         let wires = self.wires(device, &skip, stream)?;
-        // Transfers in several pieces pack and unpack on the device's pipeline stream,
-        // ordered after the caller's work and the temporaries' allocations, so that a
-        // piece moves while the next is packed (or the last unpacked).
+        // Transfers in several pieces pack and unpack on the device's pipeline stream
+        // and move on its move stream (the greatest priority, so that a move's kernel
+        // is not left waiting behind the packs for SMs), both ordered after the caller's
+        // work and the temporaries' allocations: a piece moves while the next is packed
+        // (or the last unpacked).
         let pipelined = wires
             .iter()
             .any(|w| matches!(w, Wire::Temporary(bufs) if bufs.len() > 1));
@@ -241,8 +251,10 @@ impl<C: Communicator + ?Sized> Checked<'_, C> {
             true => Some(Lane::open(device, stream)?),
             false => None,
         };
-        let packer = lane.as_ref().map_or(stream, |l| &l.stream);
-        let moved = self.move_pieces(&wires, stream, packer);
+        let (mover, packer) = lane
+            .as_ref()
+            .map_or((stream, stream), |l| (&l.moves, &l.packs));
+        let moved = self.move_pieces(&wires, mover, packer);
         // The caller's stream waits for the last pack or unpack, whatever happened.
         let joined = lane.map_or(Ok(()), |l| l.join(stream));
         moved.and(joined)
@@ -299,12 +311,12 @@ impl<C: Communicator + ?Sized> Checked<'_, C> {
     }
 
     /// Packs the sends' pieces on `packer`, then moves the pieces one group at a time on
-    /// `stream` (group `i` holds piece `i` of every transfer that has one), unpacking
+    /// `mover` (group `i` holds piece `i` of every transfer that has one), unpacking
     /// each received piece on `packer` as soon as it is queued.
     fn move_pieces(
         &self,
         wires: &[Wire],
-        stream: &Arc<CudaStream>,
+        mover: &Arc<CudaStream>,
         packer: &Arc<CudaStream>,
     ) -> Result<()> {
         for (o, (w, pieces)) in self.ops.iter().zip(wires.iter().zip(&self.pieces)) {
@@ -324,7 +336,7 @@ impl<C: Communicator + ?Sized> Checked<'_, C> {
         }
         let groups = self.pieces.iter().map(Pieces::count).max().unwrap_or(0);
         for i in 0..groups {
-            self.move_group(wires, i, stream)?;
+            self.move_group(wires, i, mover)?;
             for (o, (w, pieces)) in self.ops.iter().zip(wires.iter().zip(&self.pieces)) {
                 if let (false, Wire::Temporary(bufs)) = (o.send, w) {
                     if let Some(buf) = bufs.get(i) {
@@ -408,21 +420,26 @@ fn piece_bytes(pieces: &Pieces, i: usize) -> Result<(u64, u64)> {
         .ok_or_else(|| invalid(OP, format!("piece {i} of {}", pieces.count())))
 }
 
-/// The device's pipeline stream, ordered after the caller's stream when it opens.
+/// The device's pipeline and move streams, ordered after the caller's stream when they
+/// open.
 struct Lane {
-    stream: Arc<CudaStream>,
+    packs: Arc<CudaStream>,
+    moves: Arc<CudaStream>,
 }
 
 impl Lane {
     fn open(device: usize, caller: &Arc<CudaStream>) -> Result<Lane> {
-        let stream = Runtime::get(OP, device)?.pipeline_stream(OP)?;
-        wait_for_producer(caller, &stream)?;
-        Ok(Lane { stream })
+        let rt = Runtime::get(OP, device)?;
+        let (packs, moves) = (rt.pipeline_stream(OP)?, rt.move_stream(OP)?);
+        wait_for_producer(caller, &packs)?;
+        wait_for_producer(caller, &moves)?;
+        Ok(Lane { packs, moves })
     }
 
     /// `caller` waits for the work queued on the lane.
     fn join(self, caller: &Arc<CudaStream>) -> Result<()> {
-        wait_for_producer(&self.stream, caller)
+        let packs = wait_for_producer(&self.packs, caller);
+        packs.and(wait_for_producer(&self.moves, caller))
     }
 }
 

@@ -30,14 +30,16 @@ const INLINE_BYTES: usize = 496;
 /// with every peer of `posted` (with every rank when `collective`), and checks that the
 /// k-th send of each rank to another matches the k-th receive of the other from it. Both
 /// ranks of a pair see the same two messages, so a mismatch fails on both; the verdicts
-/// make a rank whose other pair failed fail its peers too.
+/// make a rank whose other pair failed fail its peers too. Returns the peer's header of
+/// each posted transfer (its receive's for a send, its send's for a receive), in the
+/// order of `posted`.
 pub(crate) fn agree<C: Communicator + ?Sized>(
     op: &'static str,
     comm: &C,
     posted: &[Posted<'_>],
     collective: bool,
     stream: &Arc<CudaStream>,
-) -> Result<()> {
+) -> Result<Vec<Header>> {
     let me = comm.rank();
     let mut peers: Vec<usize> = if collective {
         (0..comm.size()).collect()
@@ -47,7 +49,7 @@ pub(crate) fn agree<C: Communicator + ?Sized>(
     peers.sort_unstable();
     peers.dedup();
     if peers.is_empty() {
-        return Ok(());
+        return Ok(Vec::new());
     }
     // What this rank posted with each peer: sends first, then receives, in order.
     let mine: Vec<(Vec<&Header>, Vec<&Header>)> = peers
@@ -80,7 +82,8 @@ pub(crate) fn agree<C: Communicator + ?Sized>(
     if peers == [me] {
         let msg = count_message(&mine[0], &encoded[0]);
         check_counts(op, me, me, (mine[0].0.len(), mine[0].1.len()), &msg)?;
-        return check_headers(op, me, me, &mine[0], &encoded[0]);
+        let decoded = check_headers(op, me, me, &mine[0], &encoded[0])?;
+        return peer_headers(posted, &peers, &mine, vec![Some(decoded)]);
     }
 
     // Round 1: counts, with the headers inline when they fit (the common case).
@@ -143,9 +146,13 @@ pub(crate) fn agree<C: Communicator + ?Sized>(
             agreed[k].2.extend_from_slice(&r);
         }
     }
+    let mut decoded = vec![None; peers.len()];
     for (i, _, t) in &agreed {
-        if let Err(e) = check_headers(op, me, peers[*i], &mine[*i], t) {
-            failure.get_or_insert(e);
+        match check_headers(op, me, peers[*i], &mine[*i], t) {
+            Ok(d) => decoded[*i] = Some(d),
+            Err(e) => {
+                failure.get_or_insert(e);
+            }
         }
     }
 
@@ -171,7 +178,42 @@ pub(crate) fn agree<C: Communicator + ?Sized>(
             ));
         }
     }
-    Ok(())
+    peer_headers(posted, &peers, &mine, decoded)
+}
+
+/// The peer's header of each posted transfer, from each peer's decoded headers (its
+/// sends to this rank, then its receives from it; `mine[i]` this rank's with `peers[i]`).
+fn peer_headers(
+    posted: &[Posted<'_>],
+    peers: &[usize],
+    mine: &[(Vec<&Header>, Vec<&Header>)],
+    decoded: Vec<Option<Vec<Header>>>,
+) -> Result<Vec<Header>> {
+    let mut seen = vec![(0usize, 0usize); peers.len()];
+    posted
+        .iter()
+        .map(|x| {
+            let i = peers.binary_search(&x.peer).ok();
+            let found = i.and_then(|i| {
+                let (sends, recvs) = &mut seen[i];
+                // Their sends come first: as many as this rank's receives from them.
+                let at = if x.send {
+                    *sends += 1;
+                    mine[i].1.len() + *sends - 1
+                } else {
+                    *recvs += 1;
+                    *recvs - 1
+                };
+                decoded[i].as_ref()?.get(at).cloned()
+            });
+            found.ok_or_else(|| {
+                invalid(
+                    "dist",
+                    format!("no header of rank {} for a transfer posted with it", x.peer),
+                )
+            })
+        })
+        .collect()
 }
 
 /// The count message to a peer: magic, sends, receives, header bytes (u32 each).
@@ -227,7 +269,7 @@ fn check_headers(
     p: usize,
     (s, r): &(Vec<&Header>, Vec<&Header>),
     t: &[u8],
-) -> Result<()> {
+) -> Result<Vec<Header>> {
     let decoded = split_headers(op, p, t)?;
     if decoded.len() != s.len() + r.len() {
         return Err(invalid(
@@ -248,7 +290,7 @@ fn check_headers(
         m.agrees_with(t)
             .map_err(|e| invalid(op, format!("transfer {k} from rank {me} to rank {p}: {e}")))?;
     }
-    Ok(())
+    Ok(decoded)
 }
 
 fn split_headers(op: &'static str, peer: usize, mut b: &[u8]) -> Result<Vec<Header>> {

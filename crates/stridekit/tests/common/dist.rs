@@ -70,6 +70,12 @@ pub fn case(seed: u64, k: u64) -> Case {
         let l = StridedLayout::dense(&shape, isz, Order::C).unwrap();
         let n = l.required_size_in_bytes().unwrap();
         (l.clone(), n, l, n)
+    } else if k % 5 == 3 {
+        // Only the receiver dense: it receives in place, piece by piece when cut.
+        let (sl, sb) = random_layout(&mut rng, &shape, isz, true);
+        let dl = StridedLayout::dense(&shape, isz, Order::C).unwrap();
+        let n = dl.required_size_in_bytes().unwrap();
+        (sl, sb, dl, n)
     } else {
         let (sl, sb) = random_layout(&mut rng, &shape, isz, true);
         let (dl, db) = random_layout(&mut rng, &shape, isz, false);
