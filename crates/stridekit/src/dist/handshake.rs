@@ -447,6 +447,45 @@ mod tests {
     }
 
     #[test]
+    fn each_posted_transfer_gets_the_header_its_peer_posted_for_it() {
+        let h = |n: i64, packs: bool| Header::new(&[n], 4, 0).unwrap().with_packs(packs);
+        // With rank 1: sends s1, s2 and receive r1; with rank 3: receive r3.
+        let (s1, s2, r1, r3) = (h(1, false), h(2, false), h(3, false), h(4, false));
+        let posted = [
+            Posted {
+                peer: 1,
+                send: true,
+                header: &s1,
+            },
+            Posted {
+                peer: 3,
+                send: false,
+                header: &r3,
+            },
+            Posted {
+                peer: 1,
+                send: false,
+                header: &r1,
+            },
+            Posted {
+                peer: 1,
+                send: true,
+                header: &s2,
+            },
+        ];
+        let peers = [1, 3];
+        let mine = vec![(vec![&s1, &s2], vec![&r1]), (vec![], vec![&r3])];
+        // Rank 1's message: its send (meets r1), then its receives (meet s1, s2).
+        let from1 = vec![h(3, true), h(1, true), h(2, false)];
+        let from3 = vec![h(4, true)];
+        let got = peer_headers(&posted, &peers, &mine, vec![Some(from1), Some(from3)]).unwrap();
+        let want = [h(1, true), h(4, true), h(3, true), h(2, false)];
+        assert_eq!(got, want);
+        // A peer whose headers are missing is an error, not a guess.
+        assert!(peer_headers(&posted, &peers, &mine, vec![None, None]).is_err());
+    }
+
+    #[test]
     fn headers_are_matched_send_to_receive_in_order() {
         let a = Header::new(&[4, 6], 4, 3).unwrap();
         let b = Header::new(&[2], 8, 0).unwrap();

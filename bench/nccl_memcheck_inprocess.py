@@ -1,0 +1,54 @@
+"""NCCL alone under compute-sanitizer, both ranks in one process: the control for
+`gpu_dist_multi`'s `nccl_between_two_gpus`, whose two ranks are threads of one process.
+
+`bench/nccl_memcheck_control.py` runs NCCL's send/recv in two processes (PyTorch's
+`torch.distributed`); this one makes both communicators in one process with
+`ncclCommInitAll` (CuPy's NCCL binding) and sends 64 MiB from GPU 0 to GPU 1 and back in
+one group, with no stridekit code in the process:
+
+    compute-sanitizer --tool memcheck --report-api-errors no \
+        python3 bench/nccl_memcheck_inprocess.py
+"""
+import sys
+
+import cupy as cp
+
+
+def main() -> None:
+    if cp.cuda.runtime.getDeviceCount() < 2:
+        print("nccl_memcheck_inprocess: skipped (fewer than 2 GPUs)")
+        return
+    from cupy.cuda import nccl
+
+    comms = nccl.NcclCommunicator.initAll([0, 1])
+    n = 16 << 20
+    bufs = []
+    for rank in range(2):
+        with cp.cuda.Device(rank):
+            x = cp.arange(n, dtype=cp.float32) + rank
+            y = cp.empty(n, dtype=cp.float32)
+            s = cp.cuda.Stream(non_blocking=True)
+            bufs.append((x, y, s))
+    for _ in range(2):
+        nccl.groupStart()
+        for rank, c in enumerate(comms):
+            x, y, s = bufs[rank]
+            peer = 1 - rank
+            c.send(x.data.ptr, n, nccl.NCCL_FLOAT32, peer, s.ptr)
+            c.recv(y.data.ptr, n, nccl.NCCL_FLOAT32, peer, s.ptr)
+        nccl.groupEnd()
+    ok = True
+    for rank in range(2):
+        x, y, s = bufs[rank]
+        with cp.cuda.Device(rank):
+            s.synchronize()
+            want = cp.arange(n, dtype=cp.float32) + (1 - rank)
+            exact = bool((y.view(cp.uint32) == want.view(cp.uint32)).all())
+        print(f"rank {rank}: received {'exact' if exact else 'WRONG'}")
+        ok &= exact
+    print(f"NCCL {nccl.get_version()}")
+    sys.exit(0 if ok else 1)
+
+
+if __name__ == "__main__":
+    main()
