@@ -310,48 +310,54 @@ impl<C: Communicator + ?Sized> Checked<'_, C> {
         Ok(wires)
     }
 
-    /// Packs the sends' pieces on `packer`, then moves the pieces one group at a time on
-    /// `mover` (group `i` holds piece `i` of every transfer that has one), unpacking
-    /// each received piece on `packer` as soon as it is queued.
+    /// Moves the pieces one group at a time on `mover` (group `i` holds piece `i` of
+    /// every transfer that has one), packing the sends' pieces and unpacking the
+    /// receives' on `packer`. Pieces 0 and 1 are packed first; piece `i + 2` once group
+    /// `i` is done, so that one pack at a time runs beside a move and a move's kernel
+    /// never waits for SMs behind a row of packs (on two H200s, all packs first left the
+    /// transposed send where it was whole: 0.86 of NCCL's contiguous send). Each
+    /// received piece is unpacked once it has arrived, beside the next piece's move.
     fn move_pieces(
         &self,
         wires: &[Wire],
         mover: &Arc<CudaStream>,
         packer: &Arc<CudaStream>,
     ) -> Result<()> {
-        for (o, (w, pieces)) in self.ops.iter().zip(wires.iter().zip(&self.pieces)) {
-            if let (true, Wire::Temporary(bufs)) = (o.send, w) {
-                for (i, buf) in bufs.iter().enumerate() {
-                    let part = o
-                        .operand
-                        .relayout(OP, pieces.part_of(o.operand.layout(), i)?)?;
-                    copy_into(
-                        &dense(buf, &part)?,
-                        &part,
-                        Some(packer),
-                        &CopyOptions::default(),
-                    )?;
-                }
-            }
-        }
         let groups = self.pieces.iter().map(Pieces::count).max().unwrap_or(0);
+        for i in 0..groups.min(2) {
+            self.repack(wires, true, i, packer)?;
+        }
         for i in 0..groups {
             self.move_group(wires, i, mover)?;
-            for (o, (w, pieces)) in self.ops.iter().zip(wires.iter().zip(&self.pieces)) {
-                if let (false, Wire::Temporary(bufs)) = (o.send, w) {
-                    if let Some(buf) = bufs.get(i) {
-                        let part = o
-                            .operand
-                            .relayout(OP, pieces.part_of(o.operand.layout(), i)?)?;
-                        copy_into(
-                            &part,
-                            &dense(buf, &part)?,
-                            Some(packer),
-                            &CopyOptions::default(),
-                        )?;
-                    }
-                }
+            if i + 2 < groups {
+                wait_for_producer(mover, packer)?;
+                self.repack(wires, true, i + 2, packer)?;
             }
+            self.repack(wires, false, i, packer)?;
+        }
+        Ok(())
+    }
+
+    /// Packs piece `i` of every send (`send`) or unpacks piece `i` of every receive
+    /// that travels in temporaries, on `stream`.
+    fn repack(&self, wires: &[Wire], send: bool, i: usize, stream: &Arc<CudaStream>) -> Result<()> {
+        for (o, (w, pieces)) in self.ops.iter().zip(wires.iter().zip(&self.pieces)) {
+            let (Wire::Temporary(bufs), true) = (w, o.send == send) else {
+                continue;
+            };
+            let Some(buf) = bufs.get(i) else {
+                continue;
+            };
+            let part = o
+                .operand
+                .relayout(OP, pieces.part_of(o.operand.layout(), i)?)?;
+            let packed = dense(buf, &part)?;
+            let (dst, src) = if send {
+                (&packed, &part)
+            } else {
+                (&part, &packed)
+            };
+            copy_into(dst, src, Some(stream), &CopyOptions::default())?;
         }
         Ok(())
     }
