@@ -7,7 +7,11 @@
 one group, with no stridekit code in the process:
 
     compute-sanitizer --tool memcheck --report-api-errors no \
-        python3 bench/nccl_memcheck_inprocess.py
+        python3 bench/nccl_memcheck_inprocess.py [--async-pool]
+
+With `--async-pool` the buffers come from the devices' stream-ordered memory pools
+(`cudaMallocFromPoolAsync`, CuPy's `MemoryAsyncPool`), as stridekit's
+`DeviceMemoryResource` allocates them; without, from `cudaMalloc` (CuPy's default pool).
 """
 import sys
 
@@ -20,6 +24,8 @@ def main() -> None:
         return
     from cupy.cuda import nccl
 
+    if "--async-pool" in sys.argv[1:]:
+        cp.cuda.set_allocator(cp.cuda.MemoryAsyncPool().malloc)
     comms = nccl.NcclCommunicator.initAll([0, 1])
     n = 16 << 20
     bufs = []
