@@ -162,7 +162,7 @@ fn headers_round_trip_and_disagreements_are_errors() {
         let h = Header::new(&shape, 1 + rng.below(16) as usize, rng.below(40) as u32)
             .unwrap()
             .with_pieces(1 + rng.below(8) as u32)
-            .with_packs(rng.below(2) == 1);
+            .with_unpacks(rng.below(2) == 1);
         let back = Header::from_bytes(&h.to_bytes()).unwrap();
         assert_eq!(back, h);
         h.agrees_with(&back).unwrap();
@@ -207,11 +207,11 @@ fn headers_round_trip_and_disagreements_are_errors() {
     let mut flags = good;
     flags[20..24].copy_from_slice(&2u32.to_le_bytes());
     assert!(Header::from_bytes(&flags).is_err());
-    // Whether a side packs is not compared; a transfer moves in pieces when either does.
+    // Whether a side unpacks is not compared; a transfer moves in pieces when one does.
     let cut = h.clone().with_pieces(4);
-    cut.agrees_with(&cut.clone().with_packs(true)).unwrap();
+    cut.agrees_with(&cut.clone().with_unpacks(true)).unwrap();
     assert_eq!(cut.pieces_with(&cut), 1);
-    assert_eq!(cut.pieces_with(&cut.clone().with_packs(true)), 4);
-    assert_eq!(cut.clone().with_packs(true).pieces_with(&cut), 4);
+    assert_eq!(cut.pieces_with(&cut.clone().with_unpacks(true)), 4);
+    assert_eq!(cut.clone().with_unpacks(true).pieces_with(&cut), 4);
     assert!(Header::new(&[2], 0, 0).is_err());
 }

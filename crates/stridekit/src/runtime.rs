@@ -22,7 +22,6 @@ pub(crate) struct Runtime {
     ctx: Arc<CudaContext>,
     library_stream: Mutex<Option<Arc<CudaStream>>>,
     pipeline_stream: Mutex<Option<Arc<CudaStream>>>,
-    move_stream: Mutex<Option<Arc<CudaStream>>>,
     compute_capability: OnceLock<(i32, i32)>,
     sm_count: OnceLock<u64>,
     occupancy: Mutex<HashMap<(FunctionKey, usize), u64>>,
@@ -88,7 +87,6 @@ impl Runtime {
             ctx,
             library_stream: Mutex::new(None),
             pipeline_stream: Mutex::new(None),
-            move_stream: Mutex::new(None),
             compute_capability: OnceLock::new(),
             sm_count: OnceLock::new(),
             occupancy: Mutex::new(HashMap::new()),
@@ -141,20 +139,13 @@ impl Runtime {
 
     /// stridekit's own non-blocking stream on this device, made once.
     pub(crate) fn library_stream(&self, op: &'static str) -> Result<Arc<CudaStream>> {
-        self.own_stream(op, "library stream", &self.library_stream, false)
+        self.own_stream(op, "library stream", &self.library_stream)
     }
 
     /// The non-blocking stream on which transfers in pieces are packed and unpacked
     /// (`dist::Batch`), made once.
     pub(crate) fn pipeline_stream(&self, op: &'static str) -> Result<Arc<CudaStream>> {
-        self.own_stream(op, "pipeline stream", &self.pipeline_stream, false)
-    }
-
-    /// The non-blocking stream of the device's greatest priority on which transfers in
-    /// pieces move (`dist::Batch`), made once: a move's kernel (NCCL's) gets the SMs as
-    /// they free up, ahead of the packs beside it.
-    pub(crate) fn move_stream(&self, op: &'static str) -> Result<Arc<CudaStream>> {
-        self.own_stream(op, "move stream", &self.move_stream, true)
+        self.own_stream(op, "pipeline stream", &self.pipeline_stream)
     }
 
     fn own_stream(
@@ -162,21 +153,15 @@ impl Runtime {
         op: &'static str,
         what: &'static str,
         slot: &Mutex<Option<Arc<CudaStream>>>,
-        greatest_priority: bool,
     ) -> Result<Arc<CudaStream>> {
         let mut s = lock(op, what, slot)?;
         if let Some(s) = s.as_ref() {
             return Ok(s.clone());
         }
-        let made = if greatest_priority {
-            self.bind(op)?;
-            let (_, greatest) = driver::stream::priority_range()
-                .map_err(driver_err(op, "cuCtxGetStreamPriorityRange"))?;
-            self.ctx.new_stream_with_priority(greatest)
-        } else {
-            self.ctx.new_stream()
-        }
-        .map_err(driver_err(op, "cuStreamCreate"))?;
+        let made = self
+            .ctx
+            .new_stream()
+            .map_err(driver_err(op, "cuStreamCreate"))?;
         *s = Some(made.clone());
         Ok(made)
     }

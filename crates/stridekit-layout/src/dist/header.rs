@@ -27,12 +27,13 @@ pub struct Header {
     pub itemsize: u32,
     /// The element type, as the caller numbers types (0: unknown, bytes only).
     pub dtype: u32,
-    /// The pieces the transfer moves in, one after another, when a side packs it
-    /// (1: whole).
+    /// The pieces the transfer moves in, one after another, when its receiver unpacks
+    /// it (1: whole).
     pub pieces: u32,
-    /// Whether this side packs (or unpacks) the transfer through a temporary; a transfer
-    /// that neither side packs moves whole. Not compared: the sides may differ.
-    pub packs: bool,
+    /// Whether this side receives the transfer into a temporary and unpacks it (set on
+    /// receives only): a transfer moves in pieces only then, each piece unpacked while
+    /// the next arrives. Not compared: the sides differ.
+    pub unpacks: bool,
 }
 
 /// The first bytes of every encoded header ("SKH2").
@@ -63,7 +64,7 @@ impl Header {
             itemsize,
             dtype,
             pieces: 1,
-            packs: false,
+            unpacks: false,
         })
     }
 
@@ -72,15 +73,17 @@ impl Header {
         Header { pieces, ..self }
     }
 
-    /// The same header for a side that packs (or not).
-    pub fn with_packs(self, packs: bool) -> Self {
-        Header { packs, ..self }
+    /// The same header for a receiving side that unpacks (or not).
+    pub fn with_unpacks(self, unpacks: bool) -> Self {
+        Header { unpacks, ..self }
     }
 
     /// The pieces the transfer moves in, given the peer's header: [`pieces`](Self::pieces)
-    /// when either side packs, else 1 (nothing to overlap the moves with).
+    /// when the receiving side (either) unpacks, else 1. A sender's pack gains nothing
+    /// from pieces (on two H200s a transposed 1 GiB send took 0.86 of NCCL's contiguous
+    /// send in pieces, 0.85 whole), a receiver's unpack does (0.94 from 0.85).
     pub fn pieces_with(&self, peer: &Header) -> u32 {
-        if self.packs || peer.packs {
+        if self.unpacks || peer.unpacks {
             self.pieces
         } else {
             1
@@ -95,7 +98,7 @@ impl Header {
     }
 
     /// The header as little-endian bytes: magic, ndim, itemsize, dtype, pieces, flags
-    /// (bit 0: packs) (u32 each), then the extents (i64 each).
+    /// (bit 0: unpacks) (u32 each), then the extents (i64 each).
     pub fn to_bytes(&self) -> Vec<u8> {
         let mut out = Vec::with_capacity(4 * HEADER_WORDS + 8 * self.shape.len());
         for w in [
@@ -104,7 +107,7 @@ impl Header {
             self.itemsize,
             self.dtype,
             self.pieces,
-            u32::from(self.packs),
+            u32::from(self.unpacks),
         ] {
             out.extend_from_slice(&w.to_le_bytes());
         }
@@ -149,7 +152,7 @@ impl Header {
             .collect();
         Ok(Header::new(&shape, word(2)? as usize, word(3)?)?
             .with_pieces(pieces)
-            .with_packs(flags == 1))
+            .with_unpacks(flags == 1))
     }
 
     /// Ok when `other` (the peer's header) describes the same box: the same extents (so

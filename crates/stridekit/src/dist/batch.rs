@@ -110,14 +110,16 @@ impl<'a, C: Communicator + ?Sized> Batch<'a, C> {
         self
     }
 
-    /// The least bytes of a piece (default [`DEFAULT_PIECE_BYTES`], 64 MiB): a transfer of
-    /// at least twice this moves in up to [`MAX_PIECES`](stridekit_layout::dist::MAX_PIECES)
-    /// pieces along its first axis of extent 2 or more ([`Pieces`]), one NCCL group each,
-    /// while the copy engine packs the next piece (or unpacks the last) on the device's
-    /// pipeline stream; a packed transfer of 1 GiB then takes about its move alone
-    /// instead of its pack plus its move. Both ranks of a transfer must set the same
-    /// value (the piece count is in the header they compare). `usize::MAX` moves every
-    /// transfer whole; 0 is refused.
+    /// The least bytes of a piece (default [`DEFAULT_PIECE_BYTES`], 64 MiB). A transfer
+    /// of at least twice this whose receiver unpacks it (its view is not dense row-major
+    /// in device memory) moves in up to [`MAX_PIECES`](stridekit_layout::dist::MAX_PIECES)
+    /// pieces along its first axis of extent 2 or more ([`Pieces`]), one group each,
+    /// and the receiver unpacks each piece on the device's pipeline stream while the
+    /// next arrives: on two H200s over NVLink a 1 GiB f32 received transposed took 0.94
+    /// of NCCL's contiguous transfer instead of 0.85. Other transfers move whole (a
+    /// sender's pack gained nothing from pieces). Both ranks of a transfer must set the
+    /// same value (the piece count is in the header they compare). `usize::MAX` moves
+    /// every transfer whole; 0 is refused.
     pub fn piece_bytes(&mut self, bytes: usize) -> Result<&mut Self> {
         if bytes == 0 {
             return Err(invalid(
@@ -192,7 +194,7 @@ impl<'a, C: Communicator + ?Sized> Batch<'a, C> {
                 .header
                 .clone()
                 .with_pieces(p.count() as u32)
-                .with_packs(!travels_in_place(&o.operand, device));
+                .with_unpacks(!o.send && !travels_in_place(&o.operand, device));
             pieces.push(p);
         }
         let posted: Vec<Posted<'_>> = self
@@ -205,7 +207,7 @@ impl<'a, C: Communicator + ?Sized> Batch<'a, C> {
             })
             .collect();
         let theirs = agree(OP, self.comm, &posted, self.collective, stream)?;
-        // A transfer neither side packs moves whole: nothing to overlap its pieces with.
+        // A transfer whose receiver does not unpack moves whole.
         for ((o, p), t) in self.ops.iter().zip(&mut pieces).zip(&theirs) {
             if o.header.pieces_with(t) == 1 {
                 *p = Pieces::new(o.operand.shape(), o.operand.layout().itemsize(), u64::MAX)?;
@@ -239,11 +241,9 @@ impl<C: Communicator + ?Sized> Checked<'_, C> {
         let skip = self.copy_to_self(stream)?;
         let device = self.comm.device();
         let wires = self.wires(device, &skip, stream)?;
-        // Transfers in several pieces pack and unpack on the device's pipeline stream
-        // and move on its move stream (the greatest priority, so that a move's kernel
-        // is not left waiting behind the packs for SMs), both ordered after the caller's
-        // work and the temporaries' allocations: a piece moves while the next is packed
-        // (or the last unpacked).
+        // Transfers in several pieces pack and unpack on the device's pipeline stream,
+        // ordered after the caller's work and the temporaries' allocations, so that a
+        // received piece is unpacked while the next arrives.
         let pipelined = wires
             .iter()
             .any(|w| matches!(w, Wire::Temporary(bufs) if bufs.len() > 1));
@@ -251,10 +251,8 @@ impl<C: Communicator + ?Sized> Checked<'_, C> {
             true => Some(Lane::open(device, stream)?),
             false => None,
         };
-        let (mover, packer) = lane
-            .as_ref()
-            .map_or((stream, stream), |l| (&l.moves, &l.packs));
-        let moved = self.move_pieces(&wires, mover, packer);
+        let packer = lane.as_ref().map_or(stream, |l| &l.stream);
+        let moved = self.move_pieces(&wires, stream, packer);
         // The caller's stream waits for the last pack or unpack, whatever happened.
         let joined = lane.map_or(Ok(()), |l| l.join(stream));
         moved.and(joined)
@@ -310,13 +308,9 @@ impl<C: Communicator + ?Sized> Checked<'_, C> {
         Ok(wires)
     }
 
-    /// Moves the pieces one group at a time on `mover` (group `i` holds piece `i` of
-    /// every transfer that has one), packing the sends' pieces and unpacking the
-    /// receives' on `packer`. Pieces 0 and 1 are packed first; piece `i + 2` once group
-    /// `i` is done, so that one pack at a time runs beside a move and a move's kernel
-    /// never waits for SMs behind a row of packs (on two H200s, all packs first left the
-    /// transposed send where it was whole: 0.86 of NCCL's contiguous send). Each
-    /// received piece is unpacked once it has arrived, beside the next piece's move.
+    /// Packs every send's pieces on `packer`, then moves the pieces one group at a time
+    /// on `mover` (group `i` holds piece `i` of every transfer that has one), unpacking
+    /// each received piece on `packer` once it has arrived, beside the next piece's move.
     fn move_pieces(
         &self,
         wires: &[Wire],
@@ -324,15 +318,11 @@ impl<C: Communicator + ?Sized> Checked<'_, C> {
         packer: &Arc<CudaStream>,
     ) -> Result<()> {
         let groups = self.pieces.iter().map(Pieces::count).max().unwrap_or(0);
-        for i in 0..groups.min(2) {
+        for i in 0..groups {
             self.repack(wires, true, i, packer)?;
         }
         for i in 0..groups {
             self.move_group(wires, i, mover)?;
-            if i + 2 < groups {
-                wait_for_producer(mover, packer)?;
-                self.repack(wires, true, i + 2, packer)?;
-            }
             self.repack(wires, false, i, packer)?;
         }
         Ok(())
@@ -426,26 +416,21 @@ fn piece_bytes(pieces: &Pieces, i: usize) -> Result<(u64, u64)> {
         .ok_or_else(|| invalid(OP, format!("piece {i} of {}", pieces.count())))
 }
 
-/// The device's pipeline and move streams, ordered after the caller's stream when they
-/// open.
+/// The device's pipeline stream, ordered after the caller's stream when it opens.
 struct Lane {
-    packs: Arc<CudaStream>,
-    moves: Arc<CudaStream>,
+    stream: Arc<CudaStream>,
 }
 
 impl Lane {
     fn open(device: usize, caller: &Arc<CudaStream>) -> Result<Lane> {
-        let rt = Runtime::get(OP, device)?;
-        let (packs, moves) = (rt.pipeline_stream(OP)?, rt.move_stream(OP)?);
-        wait_for_producer(caller, &packs)?;
-        wait_for_producer(caller, &moves)?;
-        Ok(Lane { packs, moves })
+        let stream = Runtime::get(OP, device)?.pipeline_stream(OP)?;
+        wait_for_producer(caller, &stream)?;
+        Ok(Lane { stream })
     }
 
     /// `caller` waits for the work queued on the lane.
     fn join(self, caller: &Arc<CudaStream>) -> Result<()> {
-        let packs = wait_for_producer(&self.packs, caller);
-        packs.and(wait_for_producer(&self.moves, caller))
+        wait_for_producer(&self.stream, caller)
     }
 }
 

@@ -448,7 +448,7 @@ mod tests {
 
     #[test]
     fn each_posted_transfer_gets_the_header_its_peer_posted_for_it() {
-        let h = |n: i64, packs: bool| Header::new(&[n], 4, 0).unwrap().with_packs(packs);
+        let h = |n: i64, unpacks: bool| Header::new(&[n], 4, 0).unwrap().with_unpacks(unpacks);
         // With rank 1: sends s1, s2 and receive r1; with rank 3: receive r3.
         let (s1, s2, r1, r3) = (h(1, false), h(2, false), h(3, false), h(4, false));
         let posted = [

@@ -13,12 +13,6 @@ pub(crate) unsafe fn context_of(stream: sys::CUstream, out: &mut sys::CUcontext)
     unsafe { sys::cuStreamGetCtx(stream, out) }
 }
 
-/// The current context's stream priorities, `(least, greatest)` (greater priorities are
-/// lower numbers).
-pub(crate) fn priority_range() -> Result<(i32, i32), cudarc::driver::DriverError> {
-    cudarc::driver::result::stream::get_priority_range()
-}
-
 /// The device of the current context.
 ///
 /// # Safety

@@ -71,11 +71,17 @@ pub fn case(seed: u64, k: u64) -> Case {
         let n = l.required_size_in_bytes().unwrap();
         (l.clone(), n, l, n)
     } else if k % 5 == 3 {
-        // Only the receiver dense: it receives in place, piece by piece when cut.
+        // Only the receiver dense: it receives in place (and the transfer moves whole).
         let (sl, sb) = random_layout(&mut rng, &shape, isz, true);
         let dl = StridedLayout::dense(&shape, isz, Order::C).unwrap();
         let n = dl.required_size_in_bytes().unwrap();
         (sl, sb, dl, n)
+    } else if k % 5 == 1 {
+        // Only the sender dense: it sends in place, piece by piece when cut.
+        let sl = StridedLayout::dense(&shape, isz, Order::C).unwrap();
+        let n = sl.required_size_in_bytes().unwrap();
+        let (dl, db) = random_layout(&mut rng, &shape, isz, false);
+        (sl, n, dl, db)
     } else {
         let (sl, sb) = random_layout(&mut rng, &shape, isz, true);
         let (dl, db) = random_layout(&mut rng, &shape, isz, false);
