@@ -56,8 +56,9 @@ fn redistribute_random_shapes_splits_and_layouts() {
 }
 
 /// Transfers cut into pieces of a few dozen bytes (so that the random layouts' transfers
-/// take 2 to 8 pieces): packed, moved and unpacked piece by piece, the packs and unpacks
-/// on the pipeline stream, done when the caller's stream is.
+/// whose receiver unpacks take 2 to 8 pieces; those received in place move whole):
+/// packed, moved and unpacked piece by piece, the packs and unpacks on the pipeline
+/// stream, done when the caller's stream is.
 #[test]
 #[ignore = "needs a CUDA device"]
 fn transfers_in_pieces_random_layouts() {

@@ -1,7 +1,9 @@
 //! `Batch`: sends and receives of views of any layout, checked against the peers' and
 //! moved in one group. Views that are dense in row-major order on the communicator's
 //! device travel in place; any other is packed into (or unpacked from) a dense
-//! temporary by the copy engine in one pass, on the caller's stream.
+//! temporary by the copy engine in one pass, on the caller's stream. A large transfer
+//! whose receiver unpacks it moves in pieces, one group each, packed and unpacked on
+//! the device's pipeline stream beside the moves ([`Batch::piece_bytes`]).
 
 use super::comm::{check_peer, check_stream, Communicator};
 use super::handshake::{agree, Posted};
