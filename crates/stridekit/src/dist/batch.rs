@@ -117,7 +117,7 @@ impl<'a, C: Communicator + ?Sized> Batch<'a, C> {
     /// in device memory) moves in up to [`MAX_PIECES`](stridekit_layout::dist::MAX_PIECES)
     /// pieces along its first axis of extent 2 or more ([`Pieces`]), one group each,
     /// and the receiver unpacks each piece on the device's pipeline stream while the
-    /// next arrives: on two H200s over NVLink a 1 GiB f32 received transposed took 0.94
+    /// next arrives: on two H200s over NVLink a 1 GiB f32 received transposed took 0.93
     /// of NCCL's contiguous transfer instead of 0.85. Other transfers move whole (a
     /// sender's pack gained nothing from pieces). Both ranks of a transfer must set the
     /// same value (the piece count is in the header they compare). `usize::MAX` moves
@@ -176,6 +176,8 @@ impl<'a, C: Communicator + ?Sized> Batch<'a, C> {
     /// communicator's device), ordered after the recorded work on every view and recorded
     /// on them: later uses, reads on the host and releases wait for the transfers.
     /// Returns once they are queued (after the header swap, which waits for the peers).
+    /// A failure after the header swap (a temporary that cannot be allocated, say) aborts
+    /// the communicator, so that the peers get errors instead of waiting for this rank.
     pub fn run(self, stream: &Arc<CudaStream>) -> Result<()> {
         self.check(stream)?.run(stream)
     }
@@ -240,6 +242,14 @@ impl<C: Communicator + ?Sized> Checked<'_, C> {
     pub fn run(&self, stream: &Arc<CudaStream>) -> Result<()> {
         self.comm.check_usable(OP)?;
         check_stream(OP, self.comm, stream)?;
+        // Past the checks every peer posts its transfers: a rank that fails to post its
+        // own (a temporary it cannot allocate, a pack that fails) aborts the transport,
+        // so that its peers get errors instead of waiting for it forever.
+        self.pack_move_unpack(stream)
+            .map_err(|e| self.comm.fail(OP, e))
+    }
+
+    fn pack_move_unpack(&self, stream: &Arc<CudaStream>) -> Result<()> {
         let skip = self.copy_to_self(stream)?;
         let device = self.comm.device();
         let wires = self.wires(device, &skip, stream)?;
@@ -361,7 +371,7 @@ impl<C: Communicator + ?Sized> Checked<'_, C> {
         let mut uses: Vec<(&crate::memory::PendingWork, Use)> = Vec::new();
         for (k, (o, w)) in self.ops.iter().zip(wires).enumerate() {
             let (span, pending) = match w {
-                Wire::InPlace { ptr, .. } if i < self.pieces[k].count() => {
+                Wire::InPlace { ptr } if i < self.pieces[k].count() => {
                     let (lo, hi) = piece_bytes(&self.pieces[k], i)?;
                     ((ptr + lo, (hi - lo) as usize), o.operand.pending())
                 }
