@@ -135,7 +135,8 @@ fn writable(v: &PyView) -> PyResult<StridedMemoryViewMut<'static>> {
 /// Posts `sends` ((view, peer) pairs) and `recvs` in one batch, checks them with the
 /// peers and runs them on `stream`.
 #[pyfunction]
-#[pyo3(signature = (comm, sends, recvs, stream = None, self_through_transport = false, collective = false))]
+#[pyo3(signature = (comm, sends, recvs, stream = None, self_through_transport = false, collective = false, piece_bytes = None))]
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn batch(
     py: Python<'_>,
     comm: &PyComm,
@@ -144,6 +145,7 @@ pub(crate) fn batch(
     stream: Option<&Bound<'_, PyAny>>,
     self_through_transport: bool,
     collective: bool,
+    piece_bytes: Option<usize>,
 ) -> PyResult<()> {
     let srcs: Vec<(StridedMemoryView<'static>, usize)> = sends
         .iter()
@@ -193,17 +195,19 @@ pub(crate) fn batch(
                     c: &C,
                     srcs: &[(StridedMemoryView<'static>, usize)],
                     dsts: &mut [(StridedMemoryViewMut<'static>, usize)],
-                    through: bool,
-                    collective: bool,
+                    (through, collective, piece_bytes): (bool, bool, Option<usize>),
                     s: &Arc<CudaStream>,
                 ) -> stridekit::Result<()> {
+                    let piece = piece_bytes.unwrap_or(dist::DEFAULT_PIECE_BYTES);
                     if collective {
                         let sv: Vec<_> = srcs.iter().map(|(v, _)| v.clone()).collect();
                         let mut dv: Vec<_> = dsts.iter_mut().map(|(v, _)| v.reborrow()).collect();
-                        return dist::all_to_all(c, &sv, &mut dv, s);
+                        let mut b = dist::all_to_all_batch(c, &sv, &mut dv)?;
+                        b.piece_bytes(piece)?;
+                        return b.run(s);
                     }
                     let mut b = Batch::new(c);
-                    b.self_through_transport(through);
+                    b.self_through_transport(through).piece_bytes(piece)?;
                     for (v, p) in srcs {
                         b.send(v, *p)?;
                     }
@@ -212,11 +216,10 @@ pub(crate) fn batch(
                     }
                     b.run(s)
                 }
+                let how = (self_through_transport, collective, piece_bytes);
                 match &*guard {
-                    Comm::Nccl(c) => go(c, &srcs, &mut dsts, self_through_transport, collective, s),
-                    Comm::Local(c) => {
-                        go(c, &srcs, &mut dsts, self_through_transport, collective, s)
-                    }
+                    Comm::Nccl(c) => go(c, &srcs, &mut dsts, how, s),
+                    Comm::Local(c) => go(c, &srcs, &mut dsts, how, s),
                 }
             },
         )
@@ -228,7 +231,7 @@ pub(crate) fn batch(
 /// Redistributes this rank's part `src` of a tensor of global `shape` split along
 /// `from_axis` into its part `dst` of the split along `to_axis` (every rank calls it).
 #[pyfunction]
-#[pyo3(signature = (comm, shape, from_axis, to_axis, src, dst, stream = None))]
+#[pyo3(signature = (comm, shape, from_axis, to_axis, src, dst, stream = None, piece_bytes = None))]
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn redistribute(
     py: Python<'_>,
@@ -239,6 +242,7 @@ pub(crate) fn redistribute(
     src: Py<PyView>,
     dst: Py<PyView>,
     stream: Option<&Bound<'_, PyAny>>,
+    piece_bytes: Option<usize>,
 ) -> PyResult<()> {
     let (from, to) = (
         Split::new(from_axis, comm.size).py_err()?,
@@ -255,9 +259,22 @@ pub(crate) fn redistribute(
     let device = comm.device;
     py.detach(|| {
         let guard = comm.lock();
+        fn go<C: Communicator>(
+            c: &C,
+            (shape, from, to): (&[i64], &Split, &Split),
+            s: &StridedMemoryView<'static>,
+            w: &mut StridedMemoryViewMut<'static>,
+            piece_bytes: Option<usize>,
+            st: &Arc<CudaStream>,
+        ) -> stridekit::Result<()> {
+            let mut b = dist::redistribute_batch(c, shape, from, to, s, w)?;
+            b.piece_bytes(piece_bytes.unwrap_or(dist::DEFAULT_PIECE_BYTES))?;
+            b.run(st)
+        }
+        let split = (shape.as_slice(), &from, &to);
         on_stream_detached(device, value, |st| match &*guard {
-            Comm::Nccl(c) => dist::redistribute(c, &shape, &from, &to, &s, &mut w, st),
-            Comm::Local(c) => dist::redistribute(c, &shape, &from, &to, &s, &mut w, st),
+            Comm::Nccl(c) => go(c, split, &s, &mut w, piece_bytes, st),
+            Comm::Local(c) => go(c, split, &s, &mut w, piece_bytes, st),
         })
     })
 }

@@ -141,6 +141,34 @@ def test_one_view_cannot_receive_twice_in_a_batch() -> None:
 
 
 @gpu
+def test_transfers_in_pieces_between_local_ranks() -> None:
+    torch: Any = pytest.importorskip("torch")
+    g = torch.Generator().manual_seed(9)
+    a = torch.randint(0, 2**31 - 1, (512, 384), generator=g, dtype=torch.int32).cuda()
+
+    def rank(c: Any, piece: Any) -> Any:
+        if c.rank == 0:
+            dist.send(c, a, 1, piece_bytes=piece)
+            return None
+        out = torch.full((384, 512), -1, dtype=torch.int32, device="cuda")
+        dst = out.t()  # received transposed: unpacked, piece by piece
+        dist.recv(c, dst, 0, piece_bytes=piece)
+        torch.cuda.synchronize()
+        return dst.cpu()
+
+    # 768 KiB in pieces of at least 64 KiB: eight pieces.
+    res = on_ranks(dist.local_world([0, 0]), lambda c: rank(c, 64 << 10))
+    assert not isinstance(res[0], Exception), res[0]
+    assert torch.equal(res[1], a.cpu())
+    # Ranks cutting a transfer otherwise both raise; a piece of 0 bytes raises.
+    res = on_ranks(dist.local_world([0, 0]), lambda c: rank(c, 64 << 10 if c.rank else 1 << 30))
+    for r in res:
+        assert isinstance(r, ValueError) and "piece" in str(r), r
+    with pytest.raises(ValueError, match="0 bytes"):
+        dist.send(dist.local_world([0])[0], a, 0, piece_bytes=0)
+
+
+@gpu
 def test_mismatched_ranks_both_raise() -> None:
     torch: Any = pytest.importorskip("torch")
 

@@ -322,6 +322,7 @@ def batch(
     stream: StreamLike = None,
     self_through_transport: bool = False,
     collective: bool = False,
+    piece_bytes: Optional[int] = None,
 ) -> None: ...
 def redistribute(
     comm: Communicator,
@@ -331,4 +332,5 @@ def redistribute(
     src: StridedMemoryView,
     dst: StridedMemoryView,
     stream: StreamLike = None,
+    piece_bytes: Optional[int] = None,
 ) -> None: ...

@@ -6,7 +6,9 @@ Interface (a PyTorch, CuPy or JAX array): it is viewed first, ordered on the tra
 stream. A view that is dense in row-major order on the communicator's device travels in
 place; any other is packed (or unpacked) by stridekit's copy engine in one pass. Before
 any byte moves, the ranks swap a small header per transfer (extents, itemsize, element
-type): a mismatch raises on every rank involved, never hangs.
+type): a mismatch raises on every rank involved, never hangs. A transfer of at least twice
+``piece_bytes`` (default 64 MiB) whose receiver unpacks it moves in up to eight pieces,
+each unpacked while the next arrives; both ranks must give the same ``piece_bytes``.
 
 NCCL::
 
@@ -54,33 +56,56 @@ def batch(
     stream: Any = None,
     *,
     self_through_transport: bool = False,
+    piece_bytes: Optional[int] = None,
 ) -> None:
     """Posts every ``(tensor, peer)`` of ``sends`` and ``recvs`` and moves them in one
     group on ``stream``: the k-th send of a rank to a peer meets the k-th receive of that
     peer from it. Transfers of a rank to itself are one copy unless
-    ``self_through_transport`` (NCCL's send to oneself)."""
+    ``self_through_transport`` (NCCL's send to oneself). ``piece_bytes``: the least bytes
+    of a piece a large transfer is cut into (None: 64 MiB; 0 raises)."""
     _batch(
         comm,
         [(_view(t, stream), p) for t, p in sends],
         [(_view(t, stream), p) for t, p in recvs],
         stream,
         self_through_transport,
+        False,
+        piece_bytes,
     )
 
 
-def send(comm: Communicator, tensor: Any, peer: int, stream: Any = None) -> None:
+def send(
+    comm: Communicator,
+    tensor: Any,
+    peer: int,
+    stream: Any = None,
+    *,
+    piece_bytes: Optional[int] = None,
+) -> None:
     """Sends ``tensor`` (any layout) to ``peer``, which calls ``recv`` with a tensor of the
-    same shape, itemsize and element type."""
-    batch(comm, [(tensor, peer)], [], stream)
+    same shape, itemsize and element type (and the same ``piece_bytes``)."""
+    batch(comm, [(tensor, peer)], [], stream, piece_bytes=piece_bytes)
 
 
-def recv(comm: Communicator, tensor: Any, peer: int, stream: Any = None) -> None:
+def recv(
+    comm: Communicator,
+    tensor: Any,
+    peer: int,
+    stream: Any = None,
+    *,
+    piece_bytes: Optional[int] = None,
+) -> None:
     """Receives from ``peer`` into ``tensor`` (any layout, writable)."""
-    batch(comm, [], [(tensor, peer)], stream)
+    batch(comm, [], [(tensor, peer)], stream, piece_bytes=piece_bytes)
 
 
 def all_to_all(
-    comm: Communicator, sends: Sequence[Any], recvs: Sequence[Any], stream: Any = None
+    comm: Communicator,
+    sends: Sequence[Any],
+    recvs: Sequence[Any],
+    stream: Any = None,
+    *,
+    piece_bytes: Optional[int] = None,
 ) -> None:
     """Every rank sends ``sends[r]`` to rank ``r`` and receives rank ``r``'s into
     ``recvs[r]`` (one tensor per rank on each side, any layouts). Every rank calls it."""
@@ -91,6 +116,7 @@ def all_to_all(
         stream,
         False,
         True,
+        piece_bytes,
     )
 
 
@@ -102,11 +128,20 @@ def redistribute(
     src: Any,
     dst: Any,
     stream: Any = None,
+    *,
+    piece_bytes: Optional[int] = None,
 ) -> None:
     """A tensor of global ``shape`` split along ``from_axis`` over the ranks (as
     ``torch.chunk`` cuts it) becomes the same tensor split along ``to_axis``: ``src`` is
     this rank's part before, ``dst`` its part after, both in any layout. The permute is
     fused into the pack and the unpack. Every rank calls it."""
     _redistribute(
-        comm, list(shape), from_axis, to_axis, _view(src, stream), _view(dst, stream), stream
+        comm,
+        list(shape),
+        from_axis,
+        to_axis,
+        _view(src, stream),
+        _view(dst, stream),
+        stream,
+        piece_bytes,
     )
