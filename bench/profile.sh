@@ -10,6 +10,9 @@
 # uniform-pipe instructions and the schedulers' issue-active share (ncu_summary.py's
 # second table). Each such metric is first looked up in `ncu --query-metrics`: one this
 # ncu does not know is left out and named, instead of failing the profile.
+# PROFILE_SOURCE=1 also profiles each case a second time with the source counters (warp
+# stall samples and instructions per SASS line) into OUTDIR/CASE.source.csv;
+# `python3 bench/ncu_source_top.py OUTDIR/CASE.source.csv` prints the lines that stall most.
 set -euo pipefail
 random=0
 if [ "$1" = "--random" ]; then
@@ -61,4 +64,10 @@ for name in "$@"; do
         echo "ncu failed for $label (see $out/$slug.err)"
     }
     echo "# case: $label" >> "$out/$slug.csv"
+    if [ "${PROFILE_SOURCE:-0}" = 1 ]; then
+        ncu --clock-control none --section SourceCounters --page source --print-source sass \
+            --csv "${cmd[@]}" > "$out/$slug.source.csv" 2> "$out/$slug.source.err" || {
+            echo "ncu (source counters) failed for $label (see $out/$slug.source.err)"
+        }
+    fi
 done
