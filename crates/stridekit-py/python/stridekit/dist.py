@@ -23,7 +23,7 @@ Ranks of one process (threads; for tests and single-process multi-GPU programs):
 """
 from __future__ import annotations
 
-from typing import Any, Optional, Sequence, Tuple
+from typing import Any, Iterable, List, Optional, Sequence, Tuple
 
 from ._stridekit import Communicator, local_world, nccl_unique_id, nccl_version
 from ._stridekit import batch as _batch
@@ -49,6 +49,11 @@ def _view(obj: Any, stream: Any) -> StridedMemoryView:
     return StridedMemoryView.from_any_interface(obj, stream)
 
 
+def _posted(pairs: Iterable[Tuple[Any, int]], stream: Any) -> List[Tuple[StridedMemoryView, int]]:
+    """``(tensor, peer)`` pairs as ``(view, peer)``, each viewed on ``stream``."""
+    return [(_view(t, stream), p) for t, p in pairs]
+
+
 def batch(
     comm: Communicator,
     sends: Sequence[Tuple[Any, int]] = (),
@@ -65,8 +70,8 @@ def batch(
     of a piece a large transfer is cut into (None: 64 MiB; 0 raises)."""
     _batch(
         comm,
-        [(_view(t, stream), p) for t, p in sends],
-        [(_view(t, stream), p) for t, p in recvs],
+        _posted(sends, stream),
+        _posted(recvs, stream),
         stream,
         self_through_transport,
         False,
@@ -111,8 +116,8 @@ def all_to_all(
     ``recvs[r]`` (one tensor per rank on each side, any layouts). Every rank calls it."""
     _batch(
         comm,
-        [(_view(t, stream), r) for r, t in enumerate(sends)],
-        [(_view(t, stream), r) for r, t in enumerate(recvs)],
+        _posted(((t, r) for r, t in enumerate(sends)), stream),
+        _posted(((t, r) for r, t in enumerate(recvs)), stream),
         stream,
         False,
         True,

@@ -194,11 +194,8 @@ impl<'a, C: Communicator + ?Sized> Batch<'a, C> {
             let (shape, itemsize) = (o.operand.shape(), o.operand.layout().itemsize());
             let p = Pieces::new(shape, itemsize, self.piece_bytes)?;
             // At most MAX_PIECES.
-            o.header = o
-                .header
-                .clone()
-                .with_pieces(p.count() as u32)
-                .with_unpacks(!o.send && !travels_in_place(&o.operand, device));
+            o.header.pieces = p.count() as u32;
+            o.header.unpacks = !o.send && !travels_in_place(&o.operand, device);
             pieces.push(p);
         }
         let posted: Vec<Posted<'_>> = self
@@ -350,14 +347,22 @@ impl<C: Communicator + ?Sized> Checked<'_, C> {
             let Some(buf) = bufs.get(i) else {
                 continue;
             };
-            let part = o
-                .operand
-                .relayout(OP, pieces.part_of(o.operand.layout(), i)?)?;
-            let packed = dense(buf, &part)?;
+            // A transfer in one piece is the operand itself (no second check of it).
+            let owned;
+            let part = match pieces.count() {
+                1 => &o.operand,
+                _ => {
+                    owned = o
+                        .operand
+                        .relayout(OP, pieces.part_of(o.operand.layout(), i)?)?;
+                    &owned
+                }
+            };
+            let packed = dense(buf, part)?;
             let (dst, src) = if send {
-                (&packed, &part)
+                (&packed, part)
             } else {
-                (&part, &packed)
+                (part, &packed)
             };
             copy_into(dst, src, Some(stream), &CopyOptions::default())?;
         }
