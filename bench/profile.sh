@@ -51,7 +51,7 @@ if [ "${PROFILE_UNITS:-0}" = 1 ]; then
     done
 fi
 for name in "$@"; do
-    slug=$(echo "$name" | tr -c 'A-Za-z0-9' '_' | cut -c1-80)
+    slug=$(printf %s "$name" | tr -c 'A-Za-z0-9' '_' | cut -c1-80)
     if [ $random = 1 ]; then
         cmd=("$rbin" --profile "$name")
         label="random case $name"

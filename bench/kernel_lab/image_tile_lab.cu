@@ -1,0 +1,346 @@
+// Kernel lab: byte tiles moved in aligned 4-byte words on both sides ("image tiles").
+//
+// The engine's tile kernel moves a one-element byte tile one byte a thread and access: a
+// byte load, a byte scatter into shared memory, a byte and an offset load out of it, a
+// byte store (20 L1 operations for every 128 bytes a warp moves; random set cases 106, 63
+// and 80 reach 0.3-0.4 of the sector-exact roofline). Here a tile's source runs (the
+// maximal runs of consecutive source bytes a tile holds, the same in every tile) are
+// copied word for word into a shared-memory image of the source memory (aligned words
+// covering each run, the run's phase inside its first word kept), and every aligned word
+// of a destination run is gathered byte by byte out of that image through a table keyed
+// by destination position, then stored as one word (edge words of a run byte by byte):
+// one load, one shared store, four table and four byte loads, one store for every 4
+// bytes. A thread's read and write items (run, word) are the same in every tile and sit in
+// registers; a tile's phases (its bases modulo 4) are uniform across the block.
+//
+// Each case is checked byte for byte against a naive elementwise kernel (both writing
+// into the same poisoned destination; every destination byte compared), then timed
+// (median of 20, L2 evicted before each run: lab_common.h) and rated on the sector-exact
+// roofline, computed here on the host (source sectors read, destination sectors written,
+// a partially written one read too, at the same run's memcpy rate).
+//   nvcc -O3 -arch=sm_90 -o /tmp/image_lab bench/kernel_lab/image_tile_lab.cu && /tmp/image_lab
+// Cases are random_bench's 106, 63 and 80 (their layouts printed by `random_bench --profile`),
+// an axis trimmed to a multiple of its tile extent where the tile splits it.
+#include <cstring>
+#include <map>
+#include "lab_common.h"
+
+#define MAXD 6
+
+struct TileInfo {
+    int vol, nread, nwrite, img_bytes, dtab_entries;
+};
+
+// Read item: rel (source offset of the word's first run byte from the tile base: the run
+// start + 4k) and meta = image word index | (len - 4k + 8) << 16: the word is loaded when it
+// holds a byte of the run (4k < phase + len). Write item: rel (destination run start + 4m)
+// and meta = (table base + 4m) | (m == 0) << 15 | (len - 4m + 8) << 16.
+struct Items {
+    int* rel; unsigned* meta;
+};
+
+template <int UR, int UW>
+__global__ void __launch_bounds__(256, 3) image_tile(const unsigned char* __restrict__ src, unsigned char* __restrict__ dst,
+                                                    const long long* __restrict__ sbase, const long long* __restrict__ dbase,
+                                                    unsigned ntiles, Items ri, int nread, Items wi, int nwrite,
+                                                    const unsigned short* __restrict__ dtab_g, int ndtab, int img_words) {
+    extern __shared__ __align__(16) unsigned char smem[];
+    unsigned* img = reinterpret_cast<unsigned*>(smem);
+    unsigned short* dtab = reinterpret_cast<unsigned short*>(smem + 4 * img_words);
+    for (int i = threadIdx.x; i < ndtab; i += blockDim.x) dtab[i] = dtab_g[i];
+    int rrel[UR]; unsigned rmeta[UR];
+#pragma unroll
+    for (int u = 0; u < UR; ++u) {
+        const int w = u * blockDim.x + threadIdx.x;
+        rrel[u] = w < nread ? ri.rel[w] : 0; rmeta[u] = w < nread ? ri.meta[w] : 0u;  // lim -8: never loads
+    }
+    int wrel[UW]; unsigned wmeta[UW];
+#pragma unroll
+    for (int u = 0; u < UW; ++u) {
+        const int w = u * blockDim.x + threadIdx.x;
+        wrel[u] = w < nwrite ? wi.rel[w] : 0; wmeta[u] = w < nwrite ? wi.meta[w] : 0u;
+    }
+    __syncthreads();
+    unsigned t = blockIdx.x;
+    if (t >= ntiles) return;
+    unsigned buf[UR];
+    unsigned have = 0;
+    auto load = [&](unsigned tile) {
+        const unsigned char* s = src + sbase[tile];
+        have = 0;
+#pragma unroll
+        for (int u = 0; u < UR; ++u) {
+            const unsigned char* a = s + rrel[u];
+            const int ph = (int)((size_t)a & 3u);
+            const int lim = (int)(rmeta[u] >> 16) - 8;
+            if (lim + ph > 0) {
+                buf[u] = *reinterpret_cast<const unsigned*>(a - ph);
+                have |= 1u << u;
+            }
+        }
+    };
+    load(t);
+    long long db = dbase[t];
+    unsigned sph = (unsigned)(size_t)(src + sbase[t]) & 3u;
+    for (;;) {
+#pragma unroll
+        for (int u = 0; u < UR; ++u)
+            if (have & (1u << u)) img[rmeta[u] & 0xffffu] = buf[u];
+        __syncthreads();
+        const unsigned next = t + gridDim.x;
+        unsigned nsph = 0;
+        long long ndb = 0;
+        if (next < ntiles) {
+            load(next);
+            nsph = (unsigned)(size_t)(src + sbase[next]) & 3u;
+            ndb = dbase[next];
+        }
+        const unsigned char* ib = reinterpret_cast<const unsigned char*>(img);
+        unsigned char* o = dst + db;
+#pragma unroll
+        for (int u = 0; u < UW; ++u) {
+            unsigned char* a = o + wrel[u];
+            const int ph = (int)((size_t)a & 3u);
+            const int lim = (int)(wmeta[u] >> 16) - 8;          // len - 4m
+            const int first = (int)((wmeta[u] >> 15) & 1u);
+            const int tb = (int)(wmeta[u] & 0x7fffu) - ph;      // table index of the word's byte 0
+            unsigned char* wa = a - ph;
+            if (lim + ph > 0) {                                 // the word holds a byte of the run
+                if (!(first && ph > 0) && lim >= 4 - ph) {      // all four bytes
+                    unsigned v = 0;
+#pragma unroll
+                    for (int b = 0; b < 4; ++b) {
+                        const unsigned e = dtab[tb + b];
+                        v |= (unsigned)ib[(e & 0x3fffu) + ((sph + (e >> 14)) & 3u)] << (8 * b);
+                    }
+                    *reinterpret_cast<unsigned*>(wa) = v;
+                } else {
+                    for (int b = 0; b < 4; ++b) {
+                        const int p = b - ph;                   // position - 4m
+                        if ((!first || p >= 0) && p < lim) {
+                            const unsigned e = dtab[tb + b];
+                            wa[b] = ib[(e & 0x3fffu) + ((sph + (e >> 14)) & 3u)];
+                        }
+                    }
+                }
+            }
+        }
+        __syncthreads();
+        if (next >= ntiles) break;
+        t = next;
+        db = ndb;
+        sph = nsph;
+    }
+}
+
+struct Layout {
+    int nd;
+    long long shape[MAXD], src[MAXD], dst[MAXD], soff, doff;
+};
+
+__global__ void naive(const unsigned char* src, unsigned char* dst, Layout L, long long n) {
+    for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n; i += (long long)gridDim.x * blockDim.x) {
+        long long r = i, s = L.soff, d = L.doff;
+        for (int k = L.nd - 1; k >= 0; --k) {
+            const long long c = r % L.shape[k];
+            r /= L.shape[k];
+            s += c * L.src[k];
+            d += c * L.dst[k];
+        }
+        dst[d] = src[s];
+    }
+}
+
+struct Case {
+    const char* name;
+    Layout L;
+    int tile[MAXD];  // tile extent per axis (1: a grid axis)
+};
+
+static long long mod4(long long x) { return ((x % 4) + 4) % 4; }
+
+// Sector-exact roofline bytes of the layout (every element enumerated on the host): each
+// source sector read once, each destination sector written, a partial one read too.
+static double roofline_bytes(const Layout& L, long long n, long long shi, long long dhi) {
+    std::vector<unsigned char> ssec((size_t)(shi >> 5) + 1, 0), dsec((size_t)(dhi >> 5) + 1, 0);
+    std::vector<long long> idx(L.nd, 0);
+    for (long long i = 0; i < n; ++i) {
+        long long s = L.soff, d = L.doff;
+        for (int k = 0; k < L.nd; ++k) { s += idx[k] * L.src[k]; d += idx[k] * L.dst[k]; }
+        ssec[s >> 5] = 1;
+        dsec[d >> 5] += 1;
+        for (int k = L.nd - 1; k >= 0; --k) { if (++idx[k] < L.shape[k]) break; idx[k] = 0; }
+    }
+    double sectors = 0;
+    for (unsigned char x : ssec) sectors += x;
+    for (unsigned char x : dsec) sectors += x == 0 ? 0 : x == 32 ? 1 : 2;
+    return 32.0 * sectors;
+}
+
+template <int UR, int UW>
+static void launch(int grid, size_t shm, const unsigned char* s, unsigned char* d, const long long* sb, const long long* db,
+                   unsigned nt, Items ri, int nr, Items wi, int nw, const unsigned short* dt, int ndt, int iw, cudaStream_t st) {
+    image_tile<UR, UW><<<grid, 256, shm, st>>>(s, d, sb, db, nt, ri, nr, wi, nw, dt, ndt, iw);
+}
+
+typedef void (*Launch)(int, size_t, const unsigned char*, unsigned char*, const long long*, const long long*, unsigned, Items, int,
+                       Items, int, const unsigned short*, int, int, cudaStream_t);
+
+template <int UR>
+static Launch pick_w(int uw) {
+    if (uw <= 2) return launch<UR, 2>;
+    if (uw <= 4) return launch<UR, 4>;
+    if (uw <= 6) return launch<UR, 6>;
+    if (uw <= 8) return launch<UR, 8>;
+    return nullptr;
+}
+static Launch pick(int ur, int uw) {
+    if (ur <= 2) return pick_w<2>(uw);
+    if (ur <= 4) return pick_w<4>(uw);
+    if (ur <= 6) return pick_w<6>(uw);
+    if (ur <= 8) return pick_w<8>(uw);
+    return nullptr;
+}
+
+int main() {
+    Lab lab;
+    std::vector<Case> cases = {
+        {"106 (49,3,21287,3,9) 4-D byte permute", {5, {49, 3, 21287, 3, 9}, {27, 1, 4131, -1377, 3}, {1, -147, 3969, 49, 441}, 2754, 294},
+         {49, 3, 1, 3, 9}},
+        {"63 (3,45,712052) reversed source, pitched rows", {3, {3, 45, 712052}, {1424106, -4272318, -1}, {1, 3, -138}, 188694043, 98263038},
+         {3, 45, 28}},
+        {"63 tile 3x15x84", {3, {3, 45, 712052}, {1424106, -4272318, -1}, {1, 3, -138}, 188694043, 98263038}, {3, 15, 84}},
+        {"80 (27,829,2,15,3,61) 6-D", {6, {27, 829, 2, 15, 3, 61}, {1658, 2, 1, 48082, -43995030, 721230},
+                                         {-1, -168, 139272, 278544, 28, 4178160}, 87990060, 139130},
+         {27, 24, 2, 1, 3, 1}},
+        {"80 tile 27x48x2", {6, {27, 829, 2, 15, 3, 61}, {1658, 2, 1, 48082, -43995030, 721230},
+                             {-1, -168, 139272, 278544, 28, 4178160}, 87990060, 139130},
+         {27, 48, 2, 1, 1, 1}},
+    };
+    for (auto& c : cases) {
+        Layout L = c.L;
+        // Trim split axes to a multiple of the tile extent.
+        for (int k = 0; k < L.nd; ++k) L.shape[k] -= L.shape[k] % c.tile[k];
+        long long n = 1;
+        for (int k = 0; k < L.nd; ++k) n *= L.shape[k];
+        // Memory each side needs (element offsets from 0).
+        long long slo = L.soff, shi = L.soff, dlo = L.doff, dhi = L.doff;
+        for (int k = 0; k < L.nd; ++k) {
+            const long long es = (L.shape[k] - 1) * L.src[k], ed = (L.shape[k] - 1) * L.dst[k];
+            (es < 0 ? slo : shi) += es;
+            (ed < 0 ? dlo : dhi) += ed;
+        }
+        if (slo < 0 || dlo < 0) { printf("%s: negative offsets\n", c.name); continue; }
+        const size_t sbytes = (size_t)shi + 8, dbytes = (size_t)dhi + 8;
+        // The tile: its elements' source and destination offsets from the tile base.
+        int vol = 1;
+        for (int k = 0; k < L.nd; ++k) vol *= c.tile[k];
+        std::vector<long long> es(vol), ed(vol);
+        {
+            std::vector<int> idx(L.nd, 0);
+            for (int i = 0; i < vol; ++i) {
+                long long s = 0, d = 0;
+                for (int k = 0; k < L.nd; ++k) { s += idx[k] * L.src[k]; d += idx[k] * L.dst[k]; }
+                es[i] = s; ed[i] = d;
+                for (int k = L.nd - 1; k >= 0; --k) { if (++idx[k] < c.tile[k]) break; idx[k] = 0; }
+            }
+        }
+        // Source runs (sorted by source offset) and each element's run and index.
+        std::vector<int> sorder(vol);
+        for (int i = 0; i < vol; ++i) sorder[i] = i;
+        std::sort(sorder.begin(), sorder.end(), [&](int a, int b) { return es[a] < es[b]; });
+        std::vector<int> erun(vol), eidx(vol);
+        std::vector<long long> rstart; std::vector<int> rlen, rword;
+        int words = 0;
+        for (int q = 0; q < vol; ++q) {
+            const int e = sorder[q];
+            if (q == 0 || es[e] != es[sorder[q - 1]] + 1) { rstart.push_back(es[e]); rlen.push_back(0); }
+            erun[e] = (int)rstart.size() - 1; eidx[e] = rlen.back()++;
+        }
+        std::vector<int> r_rel; std::vector<unsigned> r_meta;
+        for (size_t r = 0; r < rstart.size(); ++r) {
+            const int mw = (rlen[r] + 6) / 4;
+            rword.push_back(words);
+            for (int k = 0; k < mw; ++k) { r_rel.push_back((int)rstart[r] + 4 * k); r_meta.push_back((unsigned)(words + k) | ((unsigned)(rlen[r] - 4 * k + 8) << 16)); }
+            words += mw;
+        }
+        // Destination runs, and the table by destination position.
+        std::vector<int> dorder(vol);
+        for (int i = 0; i < vol; ++i) dorder[i] = i;
+        std::sort(dorder.begin(), dorder.end(), [&](int a, int b) { return ed[a] < ed[b]; });
+        std::vector<unsigned short> dtab(vol);
+        std::vector<int> w_rel; std::vector<unsigned> w_meta;
+        std::vector<long long> qstart; std::vector<int> qlen, qbase;
+        for (int q = 0; q < vol; ++q) {
+            const int e = dorder[q];
+            if (q == 0 || ed[e] != ed[dorder[q - 1]] + 1) { qstart.push_back(ed[e]); qlen.push_back(0); qbase.push_back(q); }
+            qlen.back()++;
+            const int r = erun[e];
+            const int g0 = 4 * rword[r] + eidx[e];
+            if (g0 >= (1 << 14)) { printf("%s: image too big\n", c.name); return 1; }
+            dtab[q] = (unsigned short)(g0 | (mod4(rstart[r]) << 14));
+        }
+        for (size_t q = 0; q < qstart.size(); ++q) {
+            const int mw = (qlen[q] + 6) / 4;
+            for (int m = 0; m < mw; ++m) { w_rel.push_back((int)qstart[q] + 4 * m); w_meta.push_back((unsigned)(qbase[q] + 4 * m) | (m == 0 ? 0x8000u : 0u) | ((unsigned)(qlen[q] - 4 * m + 8) << 16)); }
+        }
+        const int nread = (int)r_rel.size(), nwrite = (int)w_rel.size();
+        const int ur = (nread + 255) / 256, uw = (nwrite + 255) / 256;
+        Launch fn = pick(ur, uw);
+        // Tile bases.
+        std::vector<long long> sb, db;
+        {
+            std::vector<long long> g(L.nd, 0);
+            for (;;) {
+                long long s = L.soff, d = L.doff;
+                for (int k = 0; k < L.nd; ++k) { s += g[k] * L.src[k]; d += g[k] * L.dst[k]; }
+                sb.push_back(s); db.push_back(d);
+                int k = L.nd - 1;
+                for (; k >= 0; --k) { g[k] += c.tile[k]; if (g[k] < L.shape[k]) break; g[k] = 0; }
+                if (k < 0) break;
+            }
+        }
+        const unsigned ntiles = (unsigned)sb.size();
+        printf("\n%s: %lld elements, tile %d (%zu source runs, %zu destination runs), %u tiles, read items %d (%d a thread), "
+               "write items %d (%d a thread), image %d B\n",
+               c.name, n, vol, rstart.size(), qstart.size(), ntiles, nread, ur, nwrite, uw, 4 * words);
+        if (!fn) { printf("  too many items a thread\n"); continue; }
+        unsigned char *s, *d0, *d1;
+        CK(cudaMalloc(&s, sbytes)); CK(cudaMalloc(&d0, dbytes)); CK(cudaMalloc(&d1, dbytes));
+        fill_random<<<4096, 256>>>(s, sbytes, 0x106);
+        fill_random<<<4096, 256>>>(d0, dbytes, 0xdead);
+        fill_random<<<4096, 256>>>(d1, dbytes, 0xdead);
+        long long *gsb, *gdb; unsigned short* gdt; Items ri, wi;
+        CK(cudaMalloc(&gsb, 8 * ntiles)); CK(cudaMalloc(&gdb, 8 * ntiles)); CK(cudaMalloc(&gdt, 2 * vol));
+        CK(cudaMalloc(&ri.rel, 4 * nread)); CK(cudaMalloc(&ri.meta, 4 * nread));
+        CK(cudaMalloc(&wi.rel, 4 * nwrite)); CK(cudaMalloc(&wi.meta, 4 * nwrite));
+        CK(cudaMemcpy(gsb, sb.data(), 8 * ntiles, cudaMemcpyHostToDevice));
+        CK(cudaMemcpy(gdb, db.data(), 8 * ntiles, cudaMemcpyHostToDevice));
+        CK(cudaMemcpy(gdt, dtab.data(), 2 * vol, cudaMemcpyHostToDevice));
+        CK(cudaMemcpy(ri.rel, r_rel.data(), 4 * nread, cudaMemcpyHostToDevice));
+        CK(cudaMemcpy(ri.meta, r_meta.data(), 4 * nread, cudaMemcpyHostToDevice));
+        CK(cudaMemcpy(wi.rel, w_rel.data(), 4 * nwrite, cudaMemcpyHostToDevice));
+        CK(cudaMemcpy(wi.meta, w_meta.data(), 4 * nwrite, cudaMemcpyHostToDevice));
+        const size_t shm = 4 * (size_t)words + 2 * (size_t)vol;
+        const double roof = roofline_bytes(L, n, shi, dhi);
+        const double roof_ms = roof / lab.mem_gbs / 1e6;
+        naive<<<4096, 256, 0, lab.st>>>(s, d0, L, n);
+        CK(cudaGetLastError());
+        for (int per_sm : {2, 3, 4}) {
+            const int grid = (int)std::min<long long>(ntiles, (long long)per_sm * lab.prop.multiProcessorCount);
+            fill_random<<<4096, 256, 0, lab.st>>>(d1, dbytes, 0xdead);
+            fn(grid, shm, s, d1, gsb, gdb, ntiles, ri, nread, wi, nwrite, gdt, vol, words, lab.st);
+            CK(cudaGetLastError());
+            CK(cudaStreamSynchronize(lab.st));
+            const unsigned long long bad = lab.differing(d0, d1, dbytes);
+            const double ms = lab.median_ms([&] { fn(grid, shm, s, d1, gsb, gdb, ntiles, ri, nread, wi, nwrite, gdt, vol, words, lab.st); });
+            printf("  image tiles, %d blocks an SM (shared %zu B): %.4f ms, %.3f of the sector roofline (%.1f MB), %llu bad bytes\n",
+                   per_sm, shm, ms, roof_ms / ms, roof / 1e6, bad);
+        }
+        const double nms = lab.median_ms([&] { naive<<<4096, 256, 0, lab.st>>>(s, d0, L, n); });
+        printf("  naive elementwise: %.4f ms, %.3f of the sector roofline\n", nms, roof_ms / nms);
+        CK(cudaFree(s)); CK(cudaFree(d0)); CK(cudaFree(d1)); CK(cudaFree(gsb)); CK(cudaFree(gdb)); CK(cudaFree(gdt));
+        CK(cudaFree(ri.rel)); CK(cudaFree(ri.meta)); CK(cudaFree(wi.rel)); CK(cudaFree(wi.meta));
+    }
+    return 0;
+}
