@@ -40,7 +40,7 @@ struct Items {
 };
 
 template <int UR, int UW>
-__global__ void __launch_bounds__(256, 3) image_tile(const unsigned char* __restrict__ src, unsigned char* __restrict__ dst,
+__global__ void __launch_bounds__(256, UR + UW > 16 ? 2 : 3) image_tile(const unsigned char* __restrict__ src, unsigned char* __restrict__ dst,
                                                     const long long* __restrict__ sbase, const long long* __restrict__ dbase,
                                                     unsigned ntiles, Items ri, int nread, Items wi, int nwrite,
                                                     const unsigned short* __restrict__ dtab_g, int ndtab, int img_words) {
@@ -54,11 +54,17 @@ __global__ void __launch_bounds__(256, 3) image_tile(const unsigned char* __rest
         const int w = u * blockDim.x + threadIdx.x;
         rrel[u] = w < nread ? ri.rel[w] : 0; rmeta[u] = w < nread ? ri.meta[w] : 0u;  // lim -8: never loads
     }
-    int wrel[UW]; unsigned wmeta[UW];
+    // Above 8 write items a thread (tiles of 16 words a thread) the items sit in shared
+    // memory after the table, one 8-byte load each, to leave the registers to the loads.
+    constexpr bool wshared = UW > 8;
+    int2* witems = reinterpret_cast<int2*>(smem + 4 * img_words + ((2 * ndtab + 7) & ~7));
+    int wrel[wshared ? 1 : UW]; unsigned wmeta[wshared ? 1 : UW];
 #pragma unroll
     for (int u = 0; u < UW; ++u) {
         const int w = u * blockDim.x + threadIdx.x;
-        wrel[u] = w < nwrite ? wi.rel[w] : 0; wmeta[u] = w < nwrite ? wi.meta[w] : 0u;
+        const int r = w < nwrite ? wi.rel[w] : 0;
+        const unsigned m = w < nwrite ? wi.meta[w] : 0u;
+        if (wshared) witems[w] = make_int2(r, (int)m); else { wrel[u] = r; wmeta[u] = m; }
     }
     __syncthreads();
     unsigned t = blockIdx.x;
@@ -99,11 +105,14 @@ __global__ void __launch_bounds__(256, 3) image_tile(const unsigned char* __rest
         unsigned char* o = dst + db;
 #pragma unroll
         for (int u = 0; u < UW; ++u) {
-            unsigned char* a = o + wrel[u];
+            int wr; unsigned wm;
+            if (wshared) { const int2 it = witems[u * blockDim.x + threadIdx.x]; wr = it.x; wm = (unsigned)it.y; }
+            else { wr = wrel[u]; wm = wmeta[u]; }
+            unsigned char* a = o + wr;
             const int ph = (int)((size_t)a & 3u);
-            const int lim = (int)(wmeta[u] >> 16) - 8;          // len - 4m
-            const int first = (int)((wmeta[u] >> 15) & 1u);
-            const int tb = (int)(wmeta[u] & 0x7fffu) - ph;      // table index of the word's byte 0
+            const int lim = (int)(wm >> 16) - 8;          // len - 4m
+            const int first = (int)((wm >> 15) & 1u);
+            const int tb = (int)(wm & 0x7fffu) - ph;      // table index of the word's byte 0
             unsigned char* wa = a - ph;
             if (lim + ph > 0) {                                 // the word holds a byte of the run
                 if (!(first && ph > 0) && lim >= 4 - ph) {      // all four bytes
@@ -180,6 +189,7 @@ static double roofline_bytes(const Layout& L, long long n, long long shi, long l
 template <int UR, int UW>
 static void launch(int grid, size_t shm, const unsigned char* s, unsigned char* d, const long long* sb, const long long* db,
                    unsigned nt, Items ri, int nr, Items wi, int nw, const unsigned short* dt, int ndt, int iw, cudaStream_t st) {
+    CK(cudaFuncSetAttribute(image_tile<UR, UW>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)shm));
     image_tile<UR, UW><<<grid, 256, shm, st>>>(s, d, sb, db, nt, ri, nr, wi, nw, dt, ndt, iw);
 }
 
@@ -192,6 +202,8 @@ static Launch pick_w(int uw) {
     if (uw <= 4) return launch<UR, 4>;
     if (uw <= 6) return launch<UR, 6>;
     if (uw <= 8) return launch<UR, 8>;
+    if (uw <= 12) return launch<UR, 12>;
+    if (uw <= 16) return launch<UR, 16>;
     return nullptr;
 }
 static Launch pick(int ur, int uw) {
@@ -199,6 +211,8 @@ static Launch pick(int ur, int uw) {
     if (ur <= 4) return pick_w<4>(uw);
     if (ur <= 6) return pick_w<6>(uw);
     if (ur <= 8) return pick_w<8>(uw);
+    if (ur <= 12) return pick_w<12>(uw);
+    if (ur <= 16) return pick_w<16>(uw);
     return nullptr;
 }
 
@@ -213,6 +227,12 @@ int main() {
         {"80 (27,829,2,15,3,61) 6-D", {6, {27, 829, 2, 15, 3, 61}, {1658, 2, 1, 48082, -43995030, 721230},
                                          {-1, -168, 139272, 278544, 28, 4178160}, 87990060, 139130},
          {27, 24, 2, 1, 3, 1}},
+        {"106 tile of 4 grid units (16 words a thread)", {5, {49, 3, 21287, 3, 9}, {27, 1, 4131, -1377, 3}, {1, -147, 3969, 49, 441}, 2754, 294},
+         {49, 3, 4, 3, 9}},
+        {"63 tile 3x45x112 (16 words a thread)", {3, {3, 45, 712052}, {1424106, -4272318, -1}, {1, 3, -138}, 188694043, 98263038}, {3, 45, 112}},
+        {"80 tile 27x80x2x3 (16 words a thread)", {6, {27, 829, 2, 15, 3, 61}, {1658, 2, 1, 48082, -43995030, 721230},
+                             {-1, -168, 139272, 278544, 28, 4178160}, 87990060, 139130},
+         {27, 80, 2, 1, 3, 1}},
         {"80 tile 27x48x2", {6, {27, 829, 2, 15, 3, 61}, {1658, 2, 1, 48082, -43995030, 721230},
                              {-1, -168, 139272, 278544, 28, 4178160}, 87990060, 139130},
          {27, 48, 2, 1, 1, 1}},
@@ -321,12 +341,12 @@ int main() {
         CK(cudaMemcpy(ri.meta, r_meta.data(), 4 * nread, cudaMemcpyHostToDevice));
         CK(cudaMemcpy(wi.rel, w_rel.data(), 4 * nwrite, cudaMemcpyHostToDevice));
         CK(cudaMemcpy(wi.meta, w_meta.data(), 4 * nwrite, cudaMemcpyHostToDevice));
-        const size_t shm = 4 * (size_t)words + 2 * (size_t)vol;
+        const size_t shm = 4 * (size_t)words + ((2 * (size_t)vol + 7) & ~(size_t)7) + (uw > 8 ? 8 * (size_t)16 * 256 : 0);
         const double roof = roofline_bytes(L, n, shi, dhi);
         const double roof_ms = roof / lab.mem_gbs / 1e6;
         naive<<<4096, 256, 0, lab.st>>>(s, d0, L, n);
         CK(cudaGetLastError());
-        for (int per_sm : {2, 3, 4}) {
+        for (int per_sm : {1, 2, 3, 4}) {
             const int grid = (int)std::min<long long>(ntiles, (long long)per_sm * lab.prop.multiProcessorCount);
             fill_random<<<4096, 256, 0, lab.st>>>(d1, dbytes, 0xdead);
             fn(grid, shm, s, d1, gsb, gdb, ntiles, ri, nread, wi, nwrite, gdt, vol, words, lab.st);
