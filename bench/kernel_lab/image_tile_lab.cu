@@ -39,7 +39,7 @@ struct Items {
     int* rel; unsigned* meta;
 };
 
-template <int UR, int UW>
+template <int UR, int UW, bool BATCH>
 __global__ void __launch_bounds__(256, UR + UW > 16 ? 2 : 3) image_tile(const unsigned char* __restrict__ src, unsigned char* __restrict__ dst,
                                                     const long long* __restrict__ sbase, const long long* __restrict__ dbase,
                                                     unsigned ntiles, Items ri, int nread, Items wi, int nwrite,
@@ -57,7 +57,7 @@ __global__ void __launch_bounds__(256, UR + UW > 16 ? 2 : 3) image_tile(const un
     // Above 8 write items a thread (tiles of 16 words a thread) the items sit in shared
     // memory after the table, one 8-byte load each, to leave the registers to the loads.
     constexpr bool wshared = UW > 8;
-    int2* witems = reinterpret_cast<int2*>(smem + 4 * img_words + ((2 * ndtab + 7) & ~7));
+    int2* witems = reinterpret_cast<int2*>(smem + ((4 * img_words + 2 * ndtab + 7) & ~7));
     int wrel[wshared ? 1 : UW]; unsigned wmeta[wshared ? 1 : UW];
 #pragma unroll
     for (int u = 0; u < UW; ++u) {
@@ -103,6 +103,54 @@ __global__ void __launch_bounds__(256, UR + UW > 16 ? 2 : 3) image_tile(const un
         }
         const unsigned char* ib = reinterpret_cast<const unsigned char*>(img);
         unsigned char* o = dst + db;
+        if (BATCH) {
+            // Branch-free: every table load of the thread's words first (an index outside
+            // the word's run reads entry 0), then every image load, then the stores; the
+            // compiler can keep all of them in flight at once.
+            unsigned short ent[UW][4];
+            unsigned char* wa[UW];
+            unsigned ok[UW];
+#pragma unroll
+            for (int u = 0; u < UW; ++u) {
+                int wr; unsigned wm;
+                if (wshared) { const int2 it = witems[u * blockDim.x + threadIdx.x]; wr = it.x; wm = (unsigned)it.y; }
+                else { wr = wrel[u]; wm = wmeta[u]; }
+                unsigned char* a = o + wr;
+                const int ph = (int)((size_t)a & 3u);
+                const int lim = (int)(wm >> 16) - 8;
+                const int first = (int)((wm >> 15) & 1u);
+                const int tb = (int)(wm & 0x7fffu) - ph;
+                wa[u] = a - ph;
+                unsigned m = 0;
+#pragma unroll
+                for (int b = 0; b < 4; ++b) {
+                    const int p = b - ph;
+                    const bool in = (!first || p >= 0) && p < lim;
+                    m |= in ? 1u << b : 0u;
+                    ent[u][b] = dtab[in ? tb + b : 0];
+                }
+                ok[u] = m;
+            }
+            unsigned v[UW];
+#pragma unroll
+            for (int u = 0; u < UW; ++u) {
+                v[u] = 0;
+#pragma unroll
+                for (int b = 0; b < 4; ++b) {
+                    const unsigned e = ent[u][b];
+                    v[u] |= (unsigned)ib[(e & 0x3fffu) + ((sph + (e >> 14)) & 3u)] << (8 * b);
+                }
+            }
+#pragma unroll
+            for (int u = 0; u < UW; ++u) {
+                if (ok[u] == 0xfu) *reinterpret_cast<unsigned*>(wa[u]) = v[u];
+                else if (ok[u]) {
+#pragma unroll
+                    for (int b = 0; b < 4; ++b)
+                        if (ok[u] & (1u << b)) wa[u][b] = (unsigned char)(v[u] >> (8 * b));
+                }
+            }
+        } else {
 #pragma unroll
         for (int u = 0; u < UW; ++u) {
             int wr; unsigned wm;
@@ -133,6 +181,7 @@ __global__ void __launch_bounds__(256, UR + UW > 16 ? 2 : 3) image_tile(const un
                     }
                 }
             }
+        }
         }
         __syncthreads();
         if (next >= ntiles) break;
@@ -186,33 +235,34 @@ static double roofline_bytes(const Layout& L, long long n, long long shi, long l
     return 32.0 * sectors;
 }
 
-template <int UR, int UW>
+template <int UR, int UW, bool BATCH>
 static void launch(int grid, size_t shm, const unsigned char* s, unsigned char* d, const long long* sb, const long long* db,
                    unsigned nt, Items ri, int nr, Items wi, int nw, const unsigned short* dt, int ndt, int iw, cudaStream_t st) {
-    CK(cudaFuncSetAttribute(image_tile<UR, UW>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)shm));
-    image_tile<UR, UW><<<grid, 256, shm, st>>>(s, d, sb, db, nt, ri, nr, wi, nw, dt, ndt, iw);
+    CK(cudaFuncSetAttribute(image_tile<UR, UW, BATCH>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)shm));
+    image_tile<UR, UW, BATCH><<<grid, 256, shm, st>>>(s, d, sb, db, nt, ri, nr, wi, nw, dt, ndt, iw);
 }
 
 typedef void (*Launch)(int, size_t, const unsigned char*, unsigned char*, const long long*, const long long*, unsigned, Items, int,
                        Items, int, const unsigned short*, int, int, cudaStream_t);
 
-template <int UR>
+template <int UR, bool B>
 static Launch pick_w(int uw) {
-    if (uw <= 2) return launch<UR, 2>;
-    if (uw <= 4) return launch<UR, 4>;
-    if (uw <= 6) return launch<UR, 6>;
-    if (uw <= 8) return launch<UR, 8>;
-    if (uw <= 12) return launch<UR, 12>;
-    if (uw <= 16) return launch<UR, 16>;
+    if (uw <= 2) return launch<UR, 2, B>;
+    if (uw <= 4) return launch<UR, 4, B>;
+    if (uw <= 6) return launch<UR, 6, B>;
+    if (uw <= 8) return launch<UR, 8, B>;
+    if (uw <= 12) return launch<UR, 12, B>;
+    if (uw <= 16) return launch<UR, 16, B>;
     return nullptr;
 }
+template <bool B>
 static Launch pick(int ur, int uw) {
-    if (ur <= 2) return pick_w<2>(uw);
-    if (ur <= 4) return pick_w<4>(uw);
-    if (ur <= 6) return pick_w<6>(uw);
-    if (ur <= 8) return pick_w<8>(uw);
-    if (ur <= 12) return pick_w<12>(uw);
-    if (ur <= 16) return pick_w<16>(uw);
+    if (ur <= 2) return pick_w<2, B>(uw);
+    if (ur <= 4) return pick_w<4, B>(uw);
+    if (ur <= 6) return pick_w<6, B>(uw);
+    if (ur <= 8) return pick_w<8, B>(uw);
+    if (ur <= 12) return pick_w<12, B>(uw);
+    if (ur <= 16) return pick_w<16, B>(uw);
     return nullptr;
 }
 
@@ -306,7 +356,7 @@ int main() {
         }
         const int nread = (int)r_rel.size(), nwrite = (int)w_rel.size();
         const int ur = (nread + 255) / 256, uw = (nwrite + 255) / 256;
-        Launch fn = pick(ur, uw);
+        Launch fns[2] = {pick<false>(ur, uw), pick<true>(ur, uw)};
         // Tile bases.
         std::vector<long long> sb, db;
         {
@@ -324,7 +374,7 @@ int main() {
         printf("\n%s: %lld elements, tile %d (%zu source runs, %zu destination runs), %u tiles, read items %d (%d a thread), "
                "write items %d (%d a thread), image %d B\n",
                c.name, n, vol, rstart.size(), qstart.size(), ntiles, nread, ur, nwrite, uw, 4 * words);
-        if (!fn) { printf("  too many items a thread\n"); continue; }
+        if (!fns[0]) { printf("  too many items a thread\n"); continue; }
         unsigned char *s, *d0, *d1;
         CK(cudaMalloc(&s, sbytes)); CK(cudaMalloc(&d0, dbytes)); CK(cudaMalloc(&d1, dbytes));
         fill_random<<<4096, 256>>>(s, sbytes, 0x106);
@@ -341,12 +391,14 @@ int main() {
         CK(cudaMemcpy(ri.meta, r_meta.data(), 4 * nread, cudaMemcpyHostToDevice));
         CK(cudaMemcpy(wi.rel, w_rel.data(), 4 * nwrite, cudaMemcpyHostToDevice));
         CK(cudaMemcpy(wi.meta, w_meta.data(), 4 * nwrite, cudaMemcpyHostToDevice));
-        const size_t shm = 4 * (size_t)words + ((2 * (size_t)vol + 7) & ~(size_t)7) + (uw > 8 ? 8 * (size_t)16 * 256 : 0);
+        const size_t shm = ((4 * (size_t)words + 2 * (size_t)vol + 7) & ~(size_t)7) + (uw > 8 ? 8 * (size_t)16 * 256 : 0);
         const double roof = roofline_bytes(L, n, shi, dhi);
         const double roof_ms = roof / lab.mem_gbs / 1e6;
         naive<<<4096, 256, 0, lab.st>>>(s, d0, L, n);
         CK(cudaGetLastError());
-        for (int per_sm : {1, 2, 3, 4}) {
+        for (int bat = 0; bat < 2; ++bat)
+        for (int per_sm : {2, 3, 4}) {
+            Launch fn = fns[bat];
             const int grid = (int)std::min<long long>(ntiles, (long long)per_sm * lab.prop.multiProcessorCount);
             fill_random<<<4096, 256, 0, lab.st>>>(d1, dbytes, 0xdead);
             fn(grid, shm, s, d1, gsb, gdb, ntiles, ri, nread, wi, nwrite, gdt, vol, words, lab.st);
@@ -354,8 +406,8 @@ int main() {
             CK(cudaStreamSynchronize(lab.st));
             const unsigned long long bad = lab.differing(d0, d1, dbytes);
             const double ms = lab.median_ms([&] { fn(grid, shm, s, d1, gsb, gdb, ntiles, ri, nread, wi, nwrite, gdt, vol, words, lab.st); });
-            printf("  image tiles, %d blocks an SM (shared %zu B): %.4f ms, %.3f of the sector roofline (%.1f MB), %llu bad bytes\n",
-                   per_sm, shm, ms, roof_ms / ms, roof / 1e6, bad);
+            printf("  image tiles%s, %d blocks an SM (shared %zu B): %.4f ms, %.3f of the sector roofline (%.1f MB), %llu bad bytes\n",
+                   bat ? " (batched writes)" : "", per_sm, shm, ms, roof_ms / ms, roof / 1e6, bad);
         }
         const double nms = lab.median_ms([&] { naive<<<4096, 256, 0, lab.st>>>(s, d0, L, n); });
         printf("  naive elementwise: %.4f ms, %.3f of the sector roofline\n", nms, roof_ms / nms);
