@@ -409,6 +409,20 @@ int main() {
             printf("  image tiles%s, %d blocks an SM (shared %zu B): %.4f ms, %.3f of the sector roofline (%.1f MB), %llu bad bytes\n",
                    bat ? " (batched writes)" : "", per_sm, shm, ms, roof_ms / ms, roof / 1e6, bad);
         }
+        {
+            // The same loads and stores with no permutation: destination position q takes the
+            // q-th element in source order (its bytes are not the copy's). What the access
+            // pattern alone allows, against the permuted gather above.
+            std::vector<unsigned short> idtab(vol);
+            for (int q = 0; q < vol; ++q) {
+                const int e = sorder[q], r = erun[e];
+                idtab[q] = (unsigned short)((4 * rword[r] + eidx[e]) | (mod4(rstart[r]) << 14));
+            }
+            CK(cudaMemcpy(gdt, idtab.data(), 2 * vol, cudaMemcpyHostToDevice));
+            const int grid = (int)std::min<long long>(ntiles, 3LL * lab.prop.multiProcessorCount);
+            const double ims = lab.median_ms([&] { fns[0](grid, shm, s, d1, gsb, gdb, ntiles, ri, nread, wi, nwrite, gdt, vol, words, lab.st); });
+            printf("  identity gather (no permutation), 3 blocks an SM: %.4f ms, %.3f of the sector roofline\n", ims, roof_ms / ims);
+        }
         const double nms = lab.median_ms([&] { naive<<<4096, 256, 0, lab.st>>>(s, d0, L, n); });
         printf("  naive elementwise: %.4f ms, %.3f of the sector roofline\n", nms, roof_ms / nms);
         CK(cudaFree(s)); CK(cudaFree(d0)); CK(cudaFree(d1)); CK(cudaFree(gsb)); CK(cudaFree(gdb)); CK(cudaFree(gdt));
