@@ -269,6 +269,10 @@ static Launch pick(int ur, int uw) {
 int main() {
     Lab lab;
     std::vector<Case> cases = {
+        // Controls: a contiguous copy through the same kernel (one source and one destination
+        // run a tile), in tiles of 3969 and 15876 bytes.
+        {"control: contiguous 84.5 MB in tiles of 3969 B", {1, {84488103}, {1}, {1}, 0, 0}, {3969}},
+        {"control: contiguous 84.5 MB in tiles of 15876 B", {1, {84488103}, {1}, {1}, 0, 0}, {15876}},
         {"106 (49,3,21287,3,9) 4-D byte permute", {5, {49, 3, 21287, 3, 9}, {27, 1, 4131, -1377, 3}, {1, -147, 3969, 49, 441}, 2754, 294},
          {49, 3, 1, 3, 9}},
         {"63 (3,45,712052) reversed source, pitched rows", {3, {3, 45, 712052}, {1424106, -4272318, -1}, {1, 3, -138}, 188694043, 98263038},
