@@ -191,6 +191,95 @@ __global__ void __launch_bounds__(256, UR + UW > 16 ? 2 : 3) image_tile(const un
     }
 }
 
+
+// The same tiles with the source side through cp.async (no registers hold a load): S image
+// stages a block, S - 1 tiles' loads in flight while one tile is written out, one barrier a
+// tile. Write items in registers (UW <= 8).
+template <int UR, int UW, int S>
+__global__ void __launch_bounds__(256, 3) image_tile_async(const unsigned char* __restrict__ src, unsigned char* __restrict__ dst,
+                                                          const long long* __restrict__ sbase, const long long* __restrict__ dbase,
+                                                          unsigned ntiles, Items ri, int nread, Items wi, int nwrite,
+                                                          const unsigned short* __restrict__ dtab_g, int ndtab, int img_words) {
+    extern __shared__ __align__(16) unsigned char smem[];
+    unsigned short* dtab = reinterpret_cast<unsigned short*>(smem);
+    unsigned* imgs = reinterpret_cast<unsigned*>(smem + ((2 * ndtab + 15) & ~15));
+    for (int i = threadIdx.x; i < ndtab; i += blockDim.x) dtab[i] = dtab_g[i];
+    int rrel[UR]; unsigned rmeta[UR];
+#pragma unroll
+    for (int u = 0; u < UR; ++u) {
+        const int w = u * blockDim.x + threadIdx.x;
+        rrel[u] = w < nread ? ri.rel[w] : 0; rmeta[u] = w < nread ? ri.meta[w] : 0u;
+    }
+    int wrel[UW]; unsigned wmeta[UW];
+#pragma unroll
+    for (int u = 0; u < UW; ++u) {
+        const int w = u * blockDim.x + threadIdx.x;
+        wrel[u] = w < nwrite ? wi.rel[w] : 0; wmeta[u] = w < nwrite ? wi.meta[w] : 0u;
+    }
+    auto issue = [&](unsigned tile, int stage) {
+        if (tile < ntiles) {
+            const unsigned char* s = src + sbase[tile];
+            unsigned* img = imgs + stage * img_words;
+#pragma unroll
+            for (int u = 0; u < UR; ++u) {
+                const unsigned char* a = s + rrel[u];
+                const int ph = (int)((size_t)a & 3u);
+                const int lim = (int)(rmeta[u] >> 16) - 8;
+                if (lim + ph > 0) asm volatile("cp.async.ca.shared.global [%0], [%1], 4;\n" ::"r"((unsigned)__cvta_generic_to_shared(img + (rmeta[u] & 0xffffu))), "l"(a - ph) : "memory");
+            }
+        }
+        asm volatile("cp.async.commit_group;\n" ::: "memory");
+    };
+#pragma unroll
+    for (int k = 0; k < S - 1; ++k) issue(blockIdx.x + k * gridDim.x, k);
+    int stage = 0;
+    for (unsigned t = blockIdx.x; t < ntiles; t += gridDim.x) {
+        asm volatile("cp.async.wait_group %0;\n" ::"n"(S - 2) : "memory");
+        __syncthreads();
+        issue(t + (S - 1) * gridDim.x, (stage + S - 1) % S);
+        const unsigned sph = (unsigned)(size_t)(src + sbase[t]) & 3u;
+        const unsigned char* ib = reinterpret_cast<const unsigned char*>(imgs + stage * img_words);
+        unsigned char* o = dst + dbase[t];
+#pragma unroll
+        for (int u = 0; u < UW; ++u) {
+            unsigned char* a = o + wrel[u];
+            const int ph = (int)((size_t)a & 3u);
+            const int lim = (int)(wmeta[u] >> 16) - 8;
+            const int first = (int)((wmeta[u] >> 15) & 1u);
+            const int tb = (int)(wmeta[u] & 0x7fffu) - ph;
+            unsigned char* wa = a - ph;
+            if (lim + ph > 0) {
+                if (!(first && ph > 0) && lim >= 4 - ph) {
+                    unsigned v = 0;
+#pragma unroll
+                    for (int b = 0; b < 4; ++b) {
+                        const unsigned e = dtab[tb + b];
+                        v |= (unsigned)ib[(e & 0x3fffu) + ((sph + (e >> 14)) & 3u)] << (8 * b);
+                    }
+                    *reinterpret_cast<unsigned*>(wa) = v;
+                } else {
+                    for (int b = 0; b < 4; ++b) {
+                        const int p = b - ph;
+                        if ((!first || p >= 0) && p < lim) {
+                            const unsigned e = dtab[tb + b];
+                            wa[b] = ib[(e & 0x3fffu) + ((sph + (e >> 14)) & 3u)];
+                        }
+                    }
+                }
+            }
+        }
+        stage = (stage + 1) % S;
+    }
+    asm volatile("cp.async.wait_group 0;\n" ::: "memory");
+}
+
+template <int UR, int UW, int S>
+static void launch_async(int grid, size_t shm, const unsigned char* s, unsigned char* d, const long long* sb, const long long* db,
+                         unsigned nt, Items ri, int nr, Items wi, int nw, const unsigned short* dt, int ndt, int iw, cudaStream_t st) {
+    CK(cudaFuncSetAttribute(image_tile_async<UR, UW, S>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)shm));
+    image_tile_async<UR, UW, S><<<grid, 256, shm, st>>>(s, d, sb, db, nt, ri, nr, wi, nw, dt, ndt, iw);
+}
+
 struct Layout {
     int nd;
     long long shape[MAXD], src[MAXD], dst[MAXD], soff, doff;
@@ -263,6 +352,16 @@ static Launch pick(int ur, int uw) {
     if (ur <= 8) return pick_w<8, B>(uw);
     if (ur <= 12) return pick_w<12, B>(uw);
     if (ur <= 16) return pick_w<16, B>(uw);
+    return nullptr;
+}
+
+typedef void (*LaunchA)(int, size_t, const unsigned char*, unsigned char*, const long long*, const long long*, unsigned, Items, int,
+                        Items, int, const unsigned short*, int, int, cudaStream_t);
+template <int S>
+static LaunchA pick_async(int ur, int uw) {
+    if (ur <= 4 && uw <= 4) return launch_async<4, 4, S>;
+    if (ur <= 6 && uw <= 6) return launch_async<6, 6, S>;
+    if (ur <= 8 && uw <= 8) return launch_async<8, 8, S>;
     return nullptr;
 }
 
@@ -412,6 +511,22 @@ int main() {
             const double ms = lab.median_ms([&] { fn(grid, shm, s, d1, gsb, gdb, ntiles, ri, nread, wi, nwrite, gdt, vol, words, lab.st); });
             printf("  image tiles%s, %d blocks an SM (shared %zu B): %.4f ms, %.3f of the sector roofline (%.1f MB), %llu bad bytes\n",
                    bat ? " (batched writes)" : "", per_sm, shm, ms, roof_ms / ms, roof / 1e6, bad);
+        }
+        for (int S : {3, 5}) {
+            LaunchA fa = S == 3 ? pick_async<3>(ur, uw) : pick_async<5>(ur, uw);
+            if (!fa) break;
+            const size_t ashm = ((2 * (size_t)vol + 15) & ~(size_t)15) + (size_t)S * 4 * words;
+            for (int per_sm : {3, 4}) {
+                const int grid = (int)std::min<long long>(ntiles, (long long)per_sm * lab.prop.multiProcessorCount);
+                fill_random<<<4096, 256, 0, lab.st>>>(d1, dbytes, 0xdead);
+                fa(grid, ashm, s, d1, gsb, gdb, ntiles, ri, nread, wi, nwrite, gdt, vol, words, lab.st);
+                CK(cudaGetLastError());
+                CK(cudaStreamSynchronize(lab.st));
+                const unsigned long long bad = lab.differing(d0, d1, dbytes);
+                const double ms = lab.median_ms([&] { fa(grid, ashm, s, d1, gsb, gdb, ntiles, ri, nread, wi, nwrite, gdt, vol, words, lab.st); });
+                printf("  image tiles through cp.async, %d stages, %d blocks an SM (shared %zu B): %.4f ms, %.3f of the sector roofline, %llu bad bytes\n",
+                       S, per_sm, ashm, ms, roof_ms / ms, bad);
+            }
         }
         {
             // The same loads and stores with no permutation: destination position q takes the
