@@ -13,6 +13,8 @@
 //                (the tile kernels' order).
 //   R5 bytes:    R4 with one-byte loads and stores (the one-element byte tiles' width),
 //                4 * W bytes a thread.
+//   R6, R7:      R5 with one side in words: bytes in and words out (the written word's
+//                shared load and store), or words in and bytes out.
 // Each rung runs at several blocks an SM (the grid: that many blocks an SM, each walking
 // the chunks grid-stride) and words a thread; every run is checked byte for byte against
 // the source, then timed (median of 20, L2 evicted before each run: lab_common.h) and
@@ -153,6 +155,83 @@ __global__ void __launch_bounds__(256) r5_bytes(const unsigned char* __restrict_
     }
 }
 
+
+// R6: bytes in (one-byte loads and shared stores), words out (a word's shared load and
+// store): what widening only the write side of a byte tile allows.
+template <int W>
+__global__ void __launch_bounds__(256) r6_bytes_in_words_out(const unsigned char* __restrict__ s, unsigned char* __restrict__ d, long long n) {
+    constexpr int B = 4 * W;
+    __shared__ __align__(16) unsigned char img[256 * B];
+    const long long chunk = 256LL * B, step = (long long)gridDim.x * chunk;
+    long long c = blockIdx.x * chunk;
+    if (c >= n) return;
+    unsigned char v[B];
+#pragma unroll
+    for (int u = 0; u < B; ++u) {
+        const long long i = c + u * 256 + threadIdx.x;
+        if (i < n) v[u] = s[i];
+    }
+    for (;;) {
+#pragma unroll
+        for (int u = 0; u < B; ++u) img[u * 256 + threadIdx.x] = v[u];
+        __syncthreads();
+        const long long next = c + step;
+        if (next < n) {
+#pragma unroll
+            for (int u = 0; u < B; ++u) {
+                const long long i = next + u * 256 + threadIdx.x;
+                if (i < n) v[u] = s[i];
+            }
+        }
+#pragma unroll
+        for (int u = 0; u < W; ++u) {
+            const long long i = c + 4 * (u * 256 + threadIdx.x);
+            if (i + 4 <= n) *reinterpret_cast<unsigned*>(d + i) = *reinterpret_cast<const unsigned*>(img + 4 * (u * 256 + threadIdx.x));
+        }
+        __syncthreads();
+        if (next >= n) break;
+        c = next;
+    }
+}
+
+// R7: words in (a word's load and shared store), bytes out (one-byte shared loads and
+// stores): what widening only the read side allows.
+template <int W>
+__global__ void __launch_bounds__(256) r7_words_in_bytes_out(const unsigned char* __restrict__ s, unsigned char* __restrict__ d, long long n) {
+    constexpr int B = 4 * W;
+    __shared__ __align__(16) unsigned char img[256 * B];
+    const long long chunk = 256LL * B, step = (long long)gridDim.x * chunk;
+    long long c = blockIdx.x * chunk;
+    if (c >= n) return;
+    unsigned v[W];
+#pragma unroll
+    for (int u = 0; u < W; ++u) {
+        const long long i = c + 4 * (u * 256 + threadIdx.x);
+        if (i + 4 <= n) v[u] = *reinterpret_cast<const unsigned*>(s + i);
+    }
+    for (;;) {
+#pragma unroll
+        for (int u = 0; u < W; ++u) *reinterpret_cast<unsigned*>(img + 4 * (u * 256 + threadIdx.x)) = v[u];
+        __syncthreads();
+        const long long next = c + step;
+        if (next < n) {
+#pragma unroll
+            for (int u = 0; u < W; ++u) {
+                const long long i = next + 4 * (u * 256 + threadIdx.x);
+                if (i + 4 <= n) v[u] = *reinterpret_cast<const unsigned*>(s + i);
+            }
+        }
+#pragma unroll
+        for (int u = 0; u < B; ++u) {
+            const long long i = c + u * 256 + threadIdx.x;
+            if (i < n) d[i] = img[u * 256 + threadIdx.x];
+        }
+        __syncthreads();
+        if (next >= n) break;
+        c = next;
+    }
+}
+
 int main() {
     Lab lab;
     const long long bytes = 84488192;  // case 106's 84.5 MB, a multiple of 4
@@ -171,7 +250,7 @@ int main() {
             CK(cudaStreamSynchronize(lab.st));
             const unsigned long long bad = lab.differing(s, d, bytes);
             const double ms = lab.median_ms([&] { launch(grid); });
-            printf("%-12s W %2d (%5d B a block a round), %d blocks an SM: %.4f ms, %.3f of the roofline, %llu bad bytes\n", name, w,
+            printf("%-22s W %2d (%5d B a block a round), %d blocks an SM: %.4f ms, %.3f of the roofline, %llu bad bytes\n", name, w,
                    1024 * w, per_sm, ms, roof_ms / ms, bad);
         }
     };
@@ -186,5 +265,8 @@ int main() {
     RUNG(r4_pipelined, 4); RUNG(r4_pipelined, 16);
 #undef RUNG
     rung("r5_bytes", 4, [&](int g) { r5_bytes<4><<<g, 256, 0, lab.st>>>(s, d, bytes); });
+    rung("r5_bytes", 16, [&](int g) { r5_bytes<16><<<g, 256, 0, lab.st>>>(s, d, bytes); });
+    rung("r6_bytes_in_words_out", 4, [&](int g) { r6_bytes_in_words_out<4><<<g, 256, 0, lab.st>>>(s, d, bytes); });
+    rung("r7_words_in_bytes_out", 4, [&](int g) { r7_words_in_bytes_out<4><<<g, 256, 0, lab.st>>>(s, d, bytes); });
     return 0;
 }
