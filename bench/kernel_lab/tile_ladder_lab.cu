@@ -15,6 +15,8 @@
 //                4 * W bytes a thread.
 //   R6, R7:      R5 with one side in words: bytes in and words out (the written word's
 //                shared load and store), or words in and bytes out.
+//   R8, R9:      R7 with the written bytes gathered through a table (identity here), as
+//                a permuting tile's are: bytes out, or words assembled from four bytes.
 // Each rung runs at several blocks an SM (the grid: that many blocks an SM, each walking
 // the chunks grid-stride) and words a thread; every run is checked byte for byte against
 // the source, then timed (median of 20, L2 evicted before each run: lab_common.h) and
@@ -232,6 +234,63 @@ __global__ void __launch_bounds__(256) r7_words_in_bytes_out(const unsigned char
     }
 }
 
+
+// R8: R7 with the write side's bytes gathered through a table (an identity one here), as a
+// permuting tile must: for each written byte a 16-bit table load, then the byte's load.
+// R9: the same gather assembling written words (four table and four byte loads, one word
+// store): the image-tile lab's write side, here at any blocks an SM.
+template <int W, bool WORDS>
+__global__ void __launch_bounds__(256) r8_gather(const unsigned char* __restrict__ s, unsigned char* __restrict__ d, long long n,
+                                                const unsigned short* __restrict__ table) {
+    constexpr int B = 4 * W;
+    __shared__ __align__(16) unsigned char img[256 * B];
+    __shared__ unsigned short tab[256 * B];
+    for (int i = threadIdx.x; i < 256 * B; i += 256) tab[i] = table[i];
+    const long long chunk = 256LL * B, step = (long long)gridDim.x * chunk;
+    long long c = blockIdx.x * chunk;
+    if (c >= n) return;
+    unsigned v[W];
+#pragma unroll
+    for (int u = 0; u < W; ++u) {
+        const long long i = c + 4 * (u * 256 + threadIdx.x);
+        if (i + 4 <= n) v[u] = *reinterpret_cast<const unsigned*>(s + i);
+    }
+    for (;;) {
+#pragma unroll
+        for (int u = 0; u < W; ++u) *reinterpret_cast<unsigned*>(img + 4 * (u * 256 + threadIdx.x)) = v[u];
+        __syncthreads();
+        const long long next = c + step;
+        if (next < n) {
+#pragma unroll
+            for (int u = 0; u < W; ++u) {
+                const long long i = next + 4 * (u * 256 + threadIdx.x);
+                if (i + 4 <= n) v[u] = *reinterpret_cast<const unsigned*>(s + i);
+            }
+        }
+        if (WORDS) {
+#pragma unroll
+            for (int u = 0; u < W; ++u) {
+                const int p = 4 * (u * 256 + threadIdx.x);
+                const long long i = c + p;
+                unsigned w = 0;
+#pragma unroll
+                for (int b = 0; b < 4; ++b) w |= (unsigned)img[tab[p + b]] << (8 * b);
+                if (i + 4 <= n) *reinterpret_cast<unsigned*>(d + i) = w;
+            }
+        } else {
+#pragma unroll
+            for (int u = 0; u < B; ++u) {
+                const int p = u * 256 + threadIdx.x;
+                const long long i = c + p;
+                if (i < n) d[i] = img[tab[p]];
+            }
+        }
+        __syncthreads();
+        if (next >= n) break;
+        c = next;
+    }
+}
+
 int main() {
     Lab lab;
     const long long bytes = 84488192;  // case 106's 84.5 MB, a multiple of 4
@@ -268,5 +327,14 @@ int main() {
     rung("r5_bytes", 16, [&](int g) { r5_bytes<16><<<g, 256, 0, lab.st>>>(s, d, bytes); });
     rung("r6_bytes_in_words_out", 4, [&](int g) { r6_bytes_in_words_out<4><<<g, 256, 0, lab.st>>>(s, d, bytes); });
     rung("r7_words_in_bytes_out", 4, [&](int g) { r7_words_in_bytes_out<4><<<g, 256, 0, lab.st>>>(s, d, bytes); });
+    {
+        std::vector<unsigned short> ident(4096);
+        for (int i = 0; i < 4096; ++i) ident[i] = (unsigned short)i;
+        unsigned short* tab;
+        CK(cudaMalloc(&tab, 2 * 4096));
+        CK(cudaMemcpy(tab, ident.data(), 2 * 4096, cudaMemcpyHostToDevice));
+        rung("r8_gather_bytes", 4, [&](int g) { r8_gather<4, false><<<g, 256, 0, lab.st>>>(s, d, bytes, tab); });
+        rung("r9_gather_words", 4, [&](int g) { r8_gather<4, true><<<g, 256, 0, lab.st>>>(s, d, bytes, tab); });
+    }
     return 0;
 }
