@@ -11,7 +11,8 @@
 // by destination position, then stored as one word (edge words of a run byte by byte):
 // one load, one shared store, four table and four byte loads, one store for every 4
 // bytes. A thread's read and write items (run, word) are the same in every tile and sit in
-// registers; a tile's phases (its bases modulo 4) are uniform across the block.
+// registers; a tile's phases (its bases modulo 4) are uniform across the block; a tile's
+// bases are loaded a tile ahead.
 //
 // Each case is checked byte for byte against a naive elementwise kernel (both writing
 // into the same poisoned destination; every destination byte compared), then timed
@@ -71,8 +72,10 @@ __global__ void __launch_bounds__(256, UR + UW > 16 ? 2 : 3) image_tile(const un
     if (t >= ntiles) return;
     unsigned buf[UR];
     unsigned have = 0;
-    auto load = [&](unsigned tile) {
-        const unsigned char* s = src + sbase[tile];
+    // A tile's bases are loaded one tile ahead, so that no load of a tile waits on the
+    // load of its base.
+    auto load = [&](long long sbo) {
+        const unsigned char* s = src + sbo;
         have = 0;
 #pragma unroll
         for (int u = 0; u < UR; ++u) {
@@ -85,9 +88,11 @@ __global__ void __launch_bounds__(256, UR + UW > 16 ? 2 : 3) image_tile(const un
             }
         }
     };
-    load(t);
+    const long long sb0 = sbase[t];
+    load(sb0);
     long long db = dbase[t];
-    unsigned sph = (unsigned)(size_t)(src + sbase[t]) & 3u;
+    unsigned sph = (unsigned)(size_t)(src + sb0) & 3u;
+    long long psb = t + gridDim.x < ntiles ? sbase[t + gridDim.x] : 0, pdb = t + gridDim.x < ntiles ? dbase[t + gridDim.x] : 0;
     for (;;) {
 #pragma unroll
         for (int u = 0; u < UR; ++u)
@@ -95,11 +100,12 @@ __global__ void __launch_bounds__(256, UR + UW > 16 ? 2 : 3) image_tile(const un
         __syncthreads();
         const unsigned next = t + gridDim.x;
         unsigned nsph = 0;
-        long long ndb = 0;
+        long long ndb = 0, qsb = 0, qdb = 0;
         if (next < ntiles) {
-            load(next);
-            nsph = (unsigned)(size_t)(src + sbase[next]) & 3u;
-            ndb = dbase[next];
+            load(psb);
+            nsph = (unsigned)(size_t)(src + psb) & 3u;
+            ndb = pdb;
+            if (next + gridDim.x < ntiles) { qsb = sbase[next + gridDim.x]; qdb = dbase[next + gridDim.x]; }
         }
         const unsigned char* ib = reinterpret_cast<const unsigned char*>(img);
         unsigned char* o = dst + db;
@@ -188,6 +194,8 @@ __global__ void __launch_bounds__(256, UR + UW > 16 ? 2 : 3) image_tile(const un
         t = next;
         db = ndb;
         sph = nsph;
+        psb = qsb;
+        pdb = qdb;
     }
 }
 
