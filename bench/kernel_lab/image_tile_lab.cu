@@ -288,6 +288,144 @@ static void launch_async(int grid, size_t shm, const unsigned char* s, unsigned 
     image_tile_async<UR, UW, S><<<grid, 256, shm, st>>>(s, d, sb, db, nt, ri, nr, wi, nw, dt, ndt, iw);
 }
 
+
+// The lean image tile. The source side loads the two aligned words around each word of a
+// run and funnel-shifts them, so a run's bytes sit in the image from its own word boundary
+// (image byte = 4 * the run's first word + index in the run) whatever the tile's phase: the
+// table holds image bytes with no phase term. The destination side splits each run's
+// words into interior ones (whole at every phase: 1 <= m <= (len - 4) / 4), written in a
+// branch-free loop, and the few edge words (at most three a run), written byte by byte
+// where they fall inside the run. Items and their counts are a thread's own, the same in
+// every tile; offsets 32-bit from the tile's bases, which are loaded a tile ahead.
+struct LeanItems {
+    int* rrel; unsigned* rword;        // read: run start + 4k; image word
+    int* irel; unsigned* ibase;        // interior write: run start + 4m; table index of position 4m
+    int* erel; unsigned* emeta;        // edge write: as `Items` writes
+};
+
+template <int UR, int UI, int UE>
+__global__ void __launch_bounds__(256, 3) image_tile_lean(const unsigned char* __restrict__ src, unsigned char* __restrict__ dst,
+                                                         const long long* __restrict__ sbase, const long long* __restrict__ dbase,
+                                                         unsigned ntiles, LeanItems it, int nread, int ninner, int nedge,
+                                                         const unsigned short* __restrict__ dtab_g, int ndtab, int img_words) {
+    extern __shared__ __align__(16) unsigned char smem[];
+    unsigned* img = reinterpret_cast<unsigned*>(smem);
+    const unsigned char* ib = smem;
+    unsigned short* dtab = reinterpret_cast<unsigned short*>(smem + 4 * img_words);
+    for (int i = threadIdx.x; i < ndtab; i += blockDim.x) dtab[i] = dtab_g[i];
+    const int tid = threadIdx.x;
+    const int mine_r = nread > tid ? (nread - 1 - tid) / 256 + 1 : 0;
+    const int mine_i = ninner > tid ? (ninner - 1 - tid) / 256 + 1 : 0;
+    const int mine_e = nedge > tid ? (nedge - 1 - tid) / 256 + 1 : 0;
+    int rrel[UR]; unsigned rword[UR];
+#pragma unroll
+    for (int u = 0; u < UR; ++u) { const int w = u * 256 + tid; rrel[u] = u < mine_r ? it.rrel[w] : 0; rword[u] = u < mine_r ? it.rword[w] : 0u; }
+    int irel[UI]; unsigned ibase[UI];
+#pragma unroll
+    for (int u = 0; u < UI; ++u) { const int w = u * 256 + tid; irel[u] = u < mine_i ? it.irel[w] : 0; ibase[u] = u < mine_i ? it.ibase[w] : 0u; }
+    int erel[UE]; unsigned emeta[UE];
+#pragma unroll
+    for (int u = 0; u < UE; ++u) { const int w = u * 256 + tid; erel[u] = u < mine_e ? it.erel[w] : 0; emeta[u] = u < mine_e ? it.emeta[w] : 0u; }
+    __syncthreads();
+    unsigned t = blockIdx.x;
+    if (t >= ntiles) return;
+    unsigned lo[UR], hi[UR];
+    auto load = [&](const unsigned char* s) {
+#pragma unroll
+        for (int u = 0; u < UR; ++u) {
+            if (u < mine_r) {
+                const unsigned* a = reinterpret_cast<const unsigned*>(
+                    reinterpret_cast<size_t>(s + rrel[u]) & ~(size_t)3);
+                lo[u] = a[0];
+                hi[u] = a[1];
+            }
+        }
+    };
+    const unsigned char* ls = src + sbase[t];  // the tile whose words are in flight
+    load(ls);
+    long long db = dbase[t];
+    long long psb = t + gridDim.x < ntiles ? sbase[t + gridDim.x] : 0, pdb = t + gridDim.x < ntiles ? dbase[t + gridDim.x] : 0;
+    for (;;) {
+#pragma unroll
+        for (int u = 0; u < UR; ++u) {
+            if (u < mine_r) {
+                const unsigned ph = (unsigned)(size_t)(ls + rrel[u]) & 3u;
+                img[rword[u]] = __funnelshift_r(lo[u], hi[u], 8 * ph);
+            }
+        }
+        __syncthreads();
+        const unsigned next = t + gridDim.x;
+        long long ndb = 0, qsb = 0, qdb = 0;
+        if (next < ntiles) {
+            ls = src + psb;
+            load(ls);
+            ndb = pdb;
+            if (next + gridDim.x < ntiles) { qsb = sbase[next + gridDim.x]; qdb = dbase[next + gridDim.x]; }
+        }
+        unsigned char* o = dst + db;
+#pragma unroll
+        for (int u = 0; u < UI; ++u) {
+            if (u < mine_i) {
+                unsigned char* a = o + irel[u];
+                const int ph = (int)((size_t)a & 3u);
+                const int tb = (int)ibase[u] - ph;
+                const unsigned v = (unsigned)ib[dtab[tb]] | (unsigned)ib[dtab[tb + 1]] << 8 | (unsigned)ib[dtab[tb + 2]] << 16 |
+                                   (unsigned)ib[dtab[tb + 3]] << 24;
+                *reinterpret_cast<unsigned*>(a - ph) = v;
+            }
+        }
+#pragma unroll
+        for (int u = 0; u < UE; ++u) {
+            if (u < mine_e) {
+                unsigned char* a = o + erel[u];
+                const int ph = (int)((size_t)a & 3u);
+                const int lim = (int)(emeta[u] >> 16) - 8;
+                const int first = (int)((emeta[u] >> 15) & 1u);
+                const int tb = (int)(emeta[u] & 0x7fffu) - ph;
+                unsigned char* wa = a - ph;
+#pragma unroll
+                for (int b = 0; b < 4; ++b) {
+                    const int p = b - ph;
+                    if ((!first || p >= 0) && p < lim) wa[b] = ib[dtab[tb + b]];
+                }
+            }
+        }
+        __syncthreads();
+        if (next >= ntiles) break;
+        t = next;
+        db = ndb;
+        psb = qsb;
+        pdb = qdb;
+    }
+}
+
+template <int UR, int UI, int UE>
+static void launch_lean(int grid, size_t shm, const unsigned char* s, unsigned char* d, const long long* sb, const long long* db,
+                        unsigned nt, LeanItems it, int nr, int ni, int ne, const unsigned short* dt, int ndt, int iw, cudaStream_t st) {
+    CK(cudaFuncSetAttribute(image_tile_lean<UR, UI, UE>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)shm));
+    image_tile_lean<UR, UI, UE><<<grid, 256, shm, st>>>(s, d, sb, db, nt, it, nr, ni, ne, dt, ndt, iw);
+}
+typedef void (*LaunchL)(int, size_t, const unsigned char*, unsigned char*, const long long*, const long long*, unsigned, LeanItems, int,
+                        int, int, const unsigned short*, int, int, cudaStream_t);
+template <int UR, int UI>
+static LaunchL pick_lean_e(int ue) {
+    if (ue <= 1) return launch_lean<UR, UI, 1>;
+    if (ue <= 2) return launch_lean<UR, UI, 2>;
+    if (ue <= 4) return launch_lean<UR, UI, 4>;
+    return nullptr;
+}
+template <int UR>
+static LaunchL pick_lean_i(int ui, int ue) {
+    if (ui <= 4) return pick_lean_e<UR, 4>(ue);
+    if (ui <= 8) return pick_lean_e<UR, 8>(ue);
+    return nullptr;
+}
+static LaunchL pick_lean(int ur, int ui, int ue) {
+    if (ur <= 4) return pick_lean_i<4>(ui, ue);
+    if (ur <= 8) return pick_lean_i<8>(ui, ue);
+    return nullptr;
+}
+
 struct Layout {
     int nd;
     long long shape[MAXD], src[MAXD], dst[MAXD], soff, doff;
@@ -519,6 +657,54 @@ int main() {
             const double ms = lab.median_ms([&] { fn(grid, shm, s, d1, gsb, gdb, ntiles, ri, nread, wi, nwrite, gdt, vol, words, lab.st); });
             printf("  image tiles%s, %d blocks an SM (shared %zu B): %.4f ms, %.3f of the sector roofline (%.1f MB), %llu bad bytes\n",
                    bat ? " (batched writes)" : "", per_sm, shm, ms, roof_ms / ms, roof / 1e6, bad);
+        }
+        {
+            // The lean image tile: its own image (each run from its word boundary), table and items.
+            std::vector<int> lw(rstart.size());
+            int lwords = 0;
+            for (size_t r = 0; r < rstart.size(); ++r) { lw[r] = lwords; lwords += (rlen[r] + 3) / 4; }
+            std::vector<int> l_rrel, l_irel, l_erel; std::vector<unsigned> l_rword, l_ibase, l_emeta;
+            for (size_t r = 0; r < rstart.size(); ++r)
+                for (int k = 0; k < (rlen[r] + 3) / 4; ++k) { l_rrel.push_back((int)rstart[r] + 4 * k); l_rword.push_back((unsigned)(lw[r] + k)); }
+            std::vector<unsigned short> ltab(vol);
+            for (int q = 0; q < vol; ++q) {
+                const int e = dorder[q], r = erun[e];
+                ltab[q] = (unsigned short)(4 * lw[r] + eidx[e]);
+            }
+            for (size_t q = 0; q < qstart.size(); ++q) {
+                const int L = qlen[q], inner_hi = (L - 4) / 4, last = (L + 2) / 4;
+                for (int m = 0; m <= last; ++m) {
+                    if (m >= 1 && m <= inner_hi) { l_irel.push_back((int)qstart[q] + 4 * m); l_ibase.push_back((unsigned)(qbase[q] + 4 * m)); }
+                    else { l_erel.push_back((int)qstart[q] + 4 * m); l_emeta.push_back((unsigned)(qbase[q] + 4 * m) | (m == 0 ? 0x8000u : 0u) | ((unsigned)(L - 4 * m + 8) << 16)); }
+                }
+            }
+            const int lnr = (int)l_rrel.size(), lni = (int)l_irel.size(), lne = (int)l_erel.size();
+            LaunchL fl = pick_lean((lnr + 255) / 256, (lni + 255) / 256, (lne + 255) / 256);
+            printf("  lean: read items %d, interior words %d, edge words %d, image %d B\n", lnr, lni, lne, 4 * lwords);
+            if (fl && 4 * lwords + 8 <= 65536) {
+                LeanItems li;
+                auto up_i = [&](int** p, const std::vector<int>& v) { CK(cudaMalloc(p, 4 * v.size() + 4)); CK(cudaMemcpy(*p, v.data(), 4 * v.size(), cudaMemcpyHostToDevice)); };
+                auto up_u = [&](unsigned** p, const std::vector<unsigned>& v) { CK(cudaMalloc(p, 4 * v.size() + 4)); CK(cudaMemcpy(*p, v.data(), 4 * v.size(), cudaMemcpyHostToDevice)); };
+                up_i(&li.rrel, l_rrel); up_u(&li.rword, l_rword); up_i(&li.irel, l_irel); up_u(&li.ibase, l_ibase); up_i(&li.erel, l_erel); up_u(&li.emeta, l_emeta);
+                unsigned short* ltg;
+                CK(cudaMalloc(&ltg, 2 * vol));
+                CK(cudaMemcpy(ltg, ltab.data(), 2 * vol, cudaMemcpyHostToDevice));
+                const size_t lshm = 4 * (size_t)lwords + 8 + 2 * (size_t)vol;
+                for (int per_sm : {3, 4}) {
+                    const int grid = (int)std::min<long long>(ntiles, (long long)per_sm * lab.prop.multiProcessorCount);
+                    fill_random<<<4096, 256, 0, lab.st>>>(d1, dbytes, 0xdead);
+                    fl(grid, lshm, s, d1, gsb, gdb, ntiles, li, lnr, lni, lne, ltg, vol, lwords + 2, lab.st);
+                    CK(cudaGetLastError());
+                    CK(cudaStreamSynchronize(lab.st));
+                    const unsigned long long bad = lab.differing(d0, d1, dbytes);
+                    const double ms = lab.median_ms([&] { fl(grid, lshm, s, d1, gsb, gdb, ntiles, li, lnr, lni, lne, ltg, vol, lwords + 2, lab.st); });
+                    printf("  lean image tiles, %d blocks an SM (shared %zu B): %.4f ms, %.3f of the sector roofline, %llu bad bytes\n", per_sm,
+                           lshm, ms, roof_ms / ms, bad);
+                }
+                CK(cudaFree(li.rrel)); CK(cudaFree(li.rword)); CK(cudaFree(li.irel)); CK(cudaFree(li.ibase)); CK(cudaFree(li.erel)); CK(cudaFree(li.emeta)); CK(cudaFree(ltg));
+            } else {
+                printf("  lean: too many items a thread or too big an image\n");
+            }
         }
         for (int S : {3, 5}) {
             LaunchA fa = S == 3 ? pick_async<3>(ur, uw) : pick_async<5>(ur, uw);
