@@ -412,6 +412,7 @@ static LaunchL pick_lean_e(int ue) {
     if (ue <= 1) return launch_lean<UR, UI, 1>;
     if (ue <= 2) return launch_lean<UR, UI, 2>;
     if (ue <= 4) return launch_lean<UR, UI, 4>;
+    if (ue <= 16 && UI == 4) return launch_lean<UR, UI, 16>;
     return nullptr;
 }
 template <int UR>
@@ -532,6 +533,12 @@ int main() {
         {"80 tile 27x80x2x3 (16 words a thread)", {6, {27, 829, 2, 15, 3, 61}, {1658, 2, 1, 48082, -43995030, 721230},
                              {-1, -168, 139272, 278544, 28, 4178160}, 87990060, 139130},
          {27, 80, 2, 1, 3, 1}},
+        // Untuned byte cases of the random set's low end: 88 (every other destination byte),
+        // 101 (three-byte source runs).
+        {"88 (3,1,3,47,315311) every other byte", {5, {3, 1, 3, 47, 315311}, {3, -3, -1, 5675598, -9}, {-2, -1, -564, 6, 1692}, 2837792, 1132},
+         {3, 1, 3, 47, 8}},
+        {"101 (3,2527718,3,3) three-byte source runs", {4, {3, 2527718, 3, 3}, {90997848, 6, -30332616, -1}, {-1, 3, 45498924, 7583154}, 60665234, 2},
+         {3, 100, 3, 3}},
         {"80 tile 27x48x2", {6, {27, 829, 2, 15, 3, 61}, {1658, 2, 1, 48082, -43995030, 721230},
                              {-1, -168, 139272, 278544, 28, 4178160}, 87990060, 139130},
          {27, 48, 2, 1, 1, 1}},
