@@ -1,5 +1,5 @@
 """NCCL alone under compute-sanitizer, both ranks in one process: the control for
-`gpu_dist_multi`'s `nccl_between_two_gpus`, whose two ranks are threads of one process.
+`gpu_dist_multi`'s NCCL checks, whose two ranks are threads of one process.
 
 `bench/nccl_memcheck_control.py` runs NCCL's send/recv in two processes (PyTorch's
 `torch.distributed`); this one makes both communicators in one process with

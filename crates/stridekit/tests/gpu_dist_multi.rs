@@ -55,20 +55,58 @@ fn nccl_pair() -> Vec<stridekit::dist::NcclComm> {
     })
 }
 
+// The NCCL checks between the GPUs, one test a kind of transfer, each with communicators
+// of its own, so that a report under compute-sanitizer names the kind it came from.
 #[cfg(feature = "nccl")]
 #[test]
 #[ignore = "needs two CUDA devices and NCCL"]
-fn nccl_between_two_gpus() {
+fn nccl_send_recv_between_two_gpus() {
     if !two_gpus() {
         return;
     }
     assert_none(dist::send_recv(nccl_pair(), 41, 40, false));
+}
+
+#[cfg(feature = "nccl")]
+#[test]
+#[ignore = "needs two CUDA devices and NCCL"]
+fn nccl_all_to_all_between_two_gpus() {
+    if !two_gpus() {
+        return;
+    }
     assert_none(dist::all_to_all(nccl_pair(), 42));
+}
+
+#[cfg(feature = "nccl")]
+#[test]
+#[ignore = "needs two CUDA devices and NCCL"]
+fn nccl_redistribute_between_two_gpus() {
+    if !two_gpus() {
+        return;
+    }
     for k in 0..8 {
         assert_none(dist::redistribute(nccl_pair(), 43 + k));
     }
+}
+
+#[cfg(feature = "nccl")]
+#[test]
+#[ignore = "needs two CUDA devices and NCCL"]
+fn nccl_mismatches_between_two_gpus() {
+    if !two_gpus() {
+        return;
+    }
     assert_none(dist::mismatches(nccl_pair()));
-    // In pieces: one NCCL group a piece between the GPUs.
+}
+
+#[cfg(feature = "nccl")]
+#[test]
+#[ignore = "needs two CUDA devices and NCCL"]
+fn nccl_pieces_between_two_gpus() {
+    if !two_gpus() {
+        return;
+    }
+    // One NCCL group a piece between the GPUs.
     assert_none(dist::send_recv_in_pieces(nccl_pair(), 51, 40, false, 64));
     assert_none(dist::all_to_all_in_pieces(nccl_pair(), 52, 50));
     assert_none(dist::redistribute_in_pieces(nccl_pair(), 53, 40));
