@@ -303,8 +303,8 @@ struct LeanItems {
     int* erel; unsigned* emeta;        // edge write: as `Items` writes
 };
 
-template <int UR, int UI, int UE>
-__global__ void __launch_bounds__(256, 3) image_tile_lean(const unsigned char* __restrict__ src, unsigned char* __restrict__ dst,
+template <int UR, int UI, int UE, int MINB>
+__global__ void __launch_bounds__(256, MINB) image_tile_lean(const unsigned char* __restrict__ src, unsigned char* __restrict__ dst,
                                                          const long long* __restrict__ sbase, const long long* __restrict__ dbase,
                                                          unsigned ntiles, LeanItems it, int nread, int ninner, int nedge,
                                                          const unsigned short* __restrict__ dtab_g, int ndtab, int img_words) {
@@ -399,31 +399,33 @@ __global__ void __launch_bounds__(256, 3) image_tile_lean(const unsigned char* _
     }
 }
 
-template <int UR, int UI, int UE>
+template <int UR, int UI, int UE, int MINB>
 static void launch_lean(int grid, size_t shm, const unsigned char* s, unsigned char* d, const long long* sb, const long long* db,
                         unsigned nt, LeanItems it, int nr, int ni, int ne, const unsigned short* dt, int ndt, int iw, cudaStream_t st) {
-    CK(cudaFuncSetAttribute(image_tile_lean<UR, UI, UE>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)shm));
-    image_tile_lean<UR, UI, UE><<<grid, 256, shm, st>>>(s, d, sb, db, nt, it, nr, ni, ne, dt, ndt, iw);
+    CK(cudaFuncSetAttribute(image_tile_lean<UR, UI, UE, MINB>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)shm));
+    image_tile_lean<UR, UI, UE, MINB><<<grid, 256, shm, st>>>(s, d, sb, db, nt, it, nr, ni, ne, dt, ndt, iw);
 }
 typedef void (*LaunchL)(int, size_t, const unsigned char*, unsigned char*, const long long*, const long long*, unsigned, LeanItems, int,
                         int, int, const unsigned short*, int, int, cudaStream_t);
-template <int UR, int UI>
+// MINB: the blocks an SM the compiler keeps registers for (3: at most 80; 4: at most 64).
+template <int UR, int UI, int MINB>
 static LaunchL pick_lean_e(int ue) {
-    if (ue <= 1) return launch_lean<UR, UI, 1>;
-    if (ue <= 2) return launch_lean<UR, UI, 2>;
-    if (ue <= 4) return launch_lean<UR, UI, 4>;
-    if (ue <= 16 && UI == 4) return launch_lean<UR, UI, 16>;
+    if (ue <= 1) return launch_lean<UR, UI, 1, MINB>;
+    if (ue <= 2) return launch_lean<UR, UI, 2, MINB>;
+    if (ue <= 4) return launch_lean<UR, UI, 4, MINB>;
+    if (ue <= 16 && UI == 4) return launch_lean<UR, UI, 16, MINB>;
     return nullptr;
 }
-template <int UR>
+template <int UR, int MINB>
 static LaunchL pick_lean_i(int ui, int ue) {
-    if (ui <= 4) return pick_lean_e<UR, 4>(ue);
-    if (ui <= 8) return pick_lean_e<UR, 8>(ue);
+    if (ui <= 4) return pick_lean_e<UR, 4, MINB>(ue);
+    if (ui <= 8) return pick_lean_e<UR, 8, MINB>(ue);
     return nullptr;
 }
+template <int MINB>
 static LaunchL pick_lean(int ur, int ui, int ue) {
-    if (ur <= 4) return pick_lean_i<4>(ui, ue);
-    if (ur <= 8) return pick_lean_i<8>(ui, ue);
+    if (ur <= 4) return pick_lean_i<4, MINB>(ui, ue);
+    if (ur <= 8) return pick_lean_i<8, MINB>(ui, ue);
     return nullptr;
 }
 
@@ -686,7 +688,9 @@ int main() {
                 }
             }
             const int lnr = (int)l_rrel.size(), lni = (int)l_irel.size(), lne = (int)l_erel.size();
-            LaunchL fl = pick_lean((lnr + 255) / 256, (lni + 255) / 256, (lne + 255) / 256);
+            LaunchL fls[2] = {pick_lean<3>((lnr + 255) / 256, (lni + 255) / 256, (lne + 255) / 256),
+                              pick_lean<4>((lnr + 255) / 256, (lni + 255) / 256, (lne + 255) / 256)};
+            LaunchL fl = fls[0];
             printf("  lean: read items %d, interior words %d, edge words %d, image %d B\n", lnr, lni, lne, 4 * lwords);
             if (fl && 4 * lwords + 8 <= 65536) {
                 LeanItems li;
@@ -698,6 +702,7 @@ int main() {
                 CK(cudaMemcpy(ltg, ltab.data(), 2 * vol, cudaMemcpyHostToDevice));
                 const size_t lshm = 4 * (size_t)lwords + 8 + 2 * (size_t)vol;
                 for (int per_sm : {3, 4}) {
+                    fl = fls[per_sm - 3];  // registers for that many blocks an SM
                     const int grid = (int)std::min<long long>(ntiles, (long long)per_sm * lab.prop.multiProcessorCount);
                     fill_random<<<4096, 256, 0, lab.st>>>(d1, dbytes, 0xdead);
                     fl(grid, lshm, s, d1, gsb, gdb, ntiles, li, lnr, lni, lne, ltg, vol, lwords + 2, lab.st);
