@@ -20,6 +20,7 @@
 // roofline, computed here on the host (source sectors read, destination sectors written,
 // a partially written one read too, at the same run's memcpy rate).
 //   nvcc -O3 -arch=sm_90 -o /tmp/image_lab bench/kernel_lab/image_tile_lab.cu && /tmp/image_lab
+// LAB_ONLY=TEXT runs only the cases whose name holds TEXT.
 // Cases are random_bench's 106, 63 and 80 (their layouts printed by `random_bench --profile`),
 // an axis trimmed to a multiple of its tile extent where the tile splits it.
 #include <cstring>
@@ -545,7 +546,11 @@ int main() {
                              {-1, -168, 139272, 278544, 28, 4178160}, 87990060, 139130},
          {27, 48, 2, 1, 1, 1}},
     };
+    // LAB_ONLY=TEXT runs only the cases whose name holds TEXT (for ncu:
+    //   LAB_ONLY=106 ncu --kernel-name regex:image_tile_lean --launch-skip 3 --launch-count 1 /tmp/image_lab).
+    const char* only = getenv("LAB_ONLY");
     for (auto& c : cases) {
+        if (only && !strstr(c.name, only)) continue;
         Layout L = c.L;
         // Trim split axes to a multiple of the tile extent.
         for (int k = 0; k < L.nd; ++k) L.shape[k] -= L.shape[k] % c.tile[k];
