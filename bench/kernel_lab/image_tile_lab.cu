@@ -41,6 +41,38 @@ struct Items {
     int* rel; unsigned* meta;
 };
 
+// Writes one destination word of a write item (`a`: the destination of the run's position
+// 4m, `meta` as `Items` writes): whole where all four bytes are the run's, else byte by byte
+// where they are; each byte gathered from the image `ib` through the table at the tile's
+// source phase `sph`.
+__device__ __forceinline__ void write_item(unsigned char* a, unsigned meta, const unsigned short* dtab,
+                                           const unsigned char* ib, unsigned sph) {
+    const int ph = (int)((size_t)a & 3u);
+    const int lim = (int)(meta >> 16) - 8;          // len - 4m
+    const int first = (int)((meta >> 15) & 1u);
+    const int tb = (int)(meta & 0x7fffu) - ph;      // table index of the word's byte 0
+    unsigned char* wa = a - ph;
+    if (lim + ph > 0) {                                 // the word holds a byte of the run
+        if (!(first && ph > 0) && lim >= 4 - ph) {      // all four bytes
+            unsigned v = 0;
+#pragma unroll
+            for (int b = 0; b < 4; ++b) {
+                const unsigned e = dtab[tb + b];
+                v |= (unsigned)ib[(e & 0x3fffu) + ((sph + (e >> 14)) & 3u)] << (8 * b);
+            }
+            *reinterpret_cast<unsigned*>(wa) = v;
+        } else {
+            for (int b = 0; b < 4; ++b) {
+                const int p = b - ph;                   // position - 4m
+                if ((!first || p >= 0) && p < lim) {
+                    const unsigned e = dtab[tb + b];
+                    wa[b] = ib[(e & 0x3fffu) + ((sph + (e >> 14)) & 3u)];
+                }
+            }
+        }
+    }
+}
+
 template <int UR, int UW, bool BATCH>
 __global__ void __launch_bounds__(256, UR + UW > 16 ? 2 : 3) image_tile(const unsigned char* __restrict__ src, unsigned char* __restrict__ dst,
                                                     const long long* __restrict__ sbase, const long long* __restrict__ dbase,
@@ -163,31 +195,7 @@ __global__ void __launch_bounds__(256, UR + UW > 16 ? 2 : 3) image_tile(const un
             int wr; unsigned wm;
             if (wshared) { const int2 it = witems[u * blockDim.x + threadIdx.x]; wr = it.x; wm = (unsigned)it.y; }
             else { wr = wrel[u]; wm = wmeta[u]; }
-            unsigned char* a = o + wr;
-            const int ph = (int)((size_t)a & 3u);
-            const int lim = (int)(wm >> 16) - 8;          // len - 4m
-            const int first = (int)((wm >> 15) & 1u);
-            const int tb = (int)(wm & 0x7fffu) - ph;      // table index of the word's byte 0
-            unsigned char* wa = a - ph;
-            if (lim + ph > 0) {                                 // the word holds a byte of the run
-                if (!(first && ph > 0) && lim >= 4 - ph) {      // all four bytes
-                    unsigned v = 0;
-#pragma unroll
-                    for (int b = 0; b < 4; ++b) {
-                        const unsigned e = dtab[tb + b];
-                        v |= (unsigned)ib[(e & 0x3fffu) + ((sph + (e >> 14)) & 3u)] << (8 * b);
-                    }
-                    *reinterpret_cast<unsigned*>(wa) = v;
-                } else {
-                    for (int b = 0; b < 4; ++b) {
-                        const int p = b - ph;                   // position - 4m
-                        if ((!first || p >= 0) && p < lim) {
-                            const unsigned e = dtab[tb + b];
-                            wa[b] = ib[(e & 0x3fffu) + ((sph + (e >> 14)) & 3u)];
-                        }
-                    }
-                }
-            }
+            write_item(o + wr, wm, dtab, ib, sph);
         }
         }
         __syncthreads();
@@ -251,31 +259,7 @@ __global__ void __launch_bounds__(256, 3) image_tile_async(const unsigned char* 
         unsigned char* o = dst + dbase[t];
 #pragma unroll
         for (int u = 0; u < UW; ++u) {
-            unsigned char* a = o + wrel[u];
-            const int ph = (int)((size_t)a & 3u);
-            const int lim = (int)(wmeta[u] >> 16) - 8;
-            const int first = (int)((wmeta[u] >> 15) & 1u);
-            const int tb = (int)(wmeta[u] & 0x7fffu) - ph;
-            unsigned char* wa = a - ph;
-            if (lim + ph > 0) {
-                if (!(first && ph > 0) && lim >= 4 - ph) {
-                    unsigned v = 0;
-#pragma unroll
-                    for (int b = 0; b < 4; ++b) {
-                        const unsigned e = dtab[tb + b];
-                        v |= (unsigned)ib[(e & 0x3fffu) + ((sph + (e >> 14)) & 3u)] << (8 * b);
-                    }
-                    *reinterpret_cast<unsigned*>(wa) = v;
-                } else {
-                    for (int b = 0; b < 4; ++b) {
-                        const int p = b - ph;
-                        if ((!first || p >= 0) && p < lim) {
-                            const unsigned e = dtab[tb + b];
-                            wa[b] = ib[(e & 0x3fffu) + ((sph + (e >> 14)) & 3u)];
-                        }
-                    }
-                }
-            }
+            write_item(o + wrel[u], wmeta[u], dtab, ib, sph);
         }
         stage = (stage + 1) % S;
     }
