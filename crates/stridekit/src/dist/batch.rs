@@ -70,6 +70,9 @@ struct Op<'a> {
     send: bool,
     operand: Operand<'a>,
     header: Header,
+    /// Whether the transfer moves in the view's own memory ([`travels_in_place`]); its
+    /// header tells the peer so (`unpacks`), and its wire follows it.
+    in_place: bool,
 }
 
 /// The bytes one transfer moves: in place in the view's memory, or in temporaries, one
@@ -163,11 +166,13 @@ impl<'a, C: Communicator + ?Sized> Batch<'a, C> {
             operand.layout().itemsize(),
             dtype_code(operand.dtype()),
         )?;
+        let in_place = travels_in_place(&operand, self.comm.device());
         self.ops.push(Op {
             peer,
             send,
             operand,
             header,
+            in_place,
         });
         Ok(())
     }
@@ -188,14 +193,13 @@ impl<'a, C: Communicator + ?Sized> Batch<'a, C> {
     pub fn check(mut self, stream: &Arc<CudaStream>) -> Result<Checked<'a, C>> {
         self.comm.check_usable(OP)?;
         check_stream(OP, self.comm, stream)?;
-        let device = self.comm.device();
         let mut pieces = Vec::with_capacity(self.ops.len());
         for o in &mut self.ops {
             let (shape, itemsize) = (o.operand.shape(), o.operand.layout().itemsize());
             let p = Pieces::new(shape, itemsize, self.piece_bytes)?;
             // At most MAX_PIECES.
             o.header.pieces = p.count() as u32;
-            o.header.unpacks = !o.send && !travels_in_place(&o.operand, device);
+            o.header.unpacks = !o.send && !o.in_place;
             pieces.push(p);
         }
         let posted: Vec<Posted<'_>> = self
@@ -300,7 +304,7 @@ impl<C: Communicator + ?Sized> Checked<'_, C> {
             let bytes = o.operand.layout().volume() * o.operand.layout().itemsize();
             let w = if bytes == 0 || skipped {
                 Wire::Empty
-            } else if travels_in_place(&o.operand, device) {
+            } else if o.in_place {
                 Wire::InPlace {
                     ptr: o.operand.byte_span().0,
                 }
