@@ -28,6 +28,9 @@ pub struct ImageRead {
     pub rel: i32,
     /// The image word it fills.
     pub word: u16,
+    /// The run's bytes in this word (1 to 4): the next aligned word is loaded only where
+    /// they reach into it, so no load touches a word that holds none of the run's bytes.
+    pub bytes: u8,
 }
 
 /// An interior word of a destination run: whole at every phase.
@@ -129,6 +132,7 @@ impl ImageTile {
                 reads.push(ImageRead {
                     rel: i32::try_from(start + 4 * k as i64).ok()?,
                     word: u16::try_from(image_words + k).ok()?,
+                    bytes: (len - 4 * k).min(4) as u8,
                 });
             }
             image_words += len.div_ceil(4);
@@ -187,8 +191,9 @@ impl ImageTile {
     /// Moves one tile on host memory as the kernel does on the GPU: the tile's source base
     /// `src_base` and destination base `dst_base` are byte indices into `src` and `dst`
     /// (their phases are those indices modulo 4, as a kernel's are its addresses'). Reads
-    /// take the aligned words around each run word (up to 7 bytes past a run's end:
-    /// `src` must hold them); writes touch only the tile's destination bytes.
+    /// take the aligned words holding each run word's bytes (up to 3 bytes before a run
+    /// and 3 past its end: `src` must hold them); writes touch only the tile's destination
+    /// bytes.
     ///
     /// # Panics
     /// Where `src` or `dst` is too short for the tile at those bases (a test's mistake).
@@ -198,7 +203,12 @@ impl ImageTile {
         for r in &self.reads {
             let a = (src_base as i64 + r.rel as i64) as usize;
             let ph = a & 3;
-            let (lo, hi) = (word_at(a - ph), word_at(a - ph + 4));
+            let lo = word_at(a - ph);
+            let hi = if ph + r.bytes as usize > 4 {
+                word_at(a - ph + 4)
+            } else {
+                0
+            };
             image[r.word as usize] = ((((hi as u64) << 32) | lo as u64) >> (8 * ph)) as u32;
         }
         let byte = |i: u16| image[i as usize / 4].to_le_bytes()[i as usize % 4];
@@ -279,7 +289,10 @@ mod tests {
                 // The lowest source byte at phase sp, the lowest destination byte at dp.
                 let (sb, db) = ((8 + sp - slo) as usize, (8 + dp - dlo) as usize);
                 let mut dst = vec![0xEEu8; (db as i64 + dhi + 8) as usize];
-                image.apply(&src, sb, &mut dst, db);
+                // The source ends with the aligned word of its highest byte: no read may
+                // reach past it (a kernel's word there could lie past its allocation).
+                let end = ((sb as i64 + shi) / 4 * 4 + 4) as usize;
+                image.apply(&src[..end], sb, &mut dst, db);
                 let mut want = vec![0xEEu8; dst.len()];
                 for &(s, j) in &reads {
                     want[(db as i64 + writes[j]) as usize] = src[(sb as i64 + s) as usize];
