@@ -5,7 +5,9 @@
 //! random_bench ...`: another set of the same kind, for layouts nobody tuned for;
 //! `RANDOM_MIB=1 random_bench ...`: cases of 1-2 MiB instead, where launches and round
 //! trips weigh more than bandwidth; `RANDOM_TILE_BLOCKS=6 random_bench ...`: the tile
-//! kernel at most 6 blocks an SM, `stridekit::set_tile_blocks_per_sm`; `random_bench
+//! kernel at most 6 blocks an SM, `stridekit::set_tile_blocks_per_sm`;
+//! `RANDOM_IMAGE_TILES=0 random_bench ...`: one-element byte tiles on the tile kernel
+//! instead of the image tile kernel, `stridekit::set_image_tiles`; `random_bench
 //! --plans [SMS]`: each case's schedule, without a GPU). With
 //! FILE, every case (layouts, roofline bytes, time) is written there as JSON lines, for
 //! `bench/random_compare.py` to time PyTorch on the same layouts.
@@ -250,6 +252,10 @@ fn main() -> R<()> {
         println!("tile kernel at most {blocks} blocks an SM (RANDOM_TILE_BLOCKS)");
         stridekit::set_tile_blocks_per_sm(blocks);
     }
+    if std::env::var("RANDOM_IMAGE_TILES").as_deref() == Ok("0") {
+        println!("image tile kernel off (RANDOM_IMAGE_TILES=0)");
+        stridekit::set_image_tiles(false);
+    }
     if mib != 64 {
         println!(
             "random set of {mib}-{} MiB cases (the published set: 64-128)",
@@ -381,11 +387,13 @@ fn main() -> R<()> {
         }
         .map_err(err)?;
         dbuf.fill(pattern_check::POISON, &stream)?;
+        let image0 = stridekit::image_tile_launches();
         {
             let src = StridedMemoryView::from_buffer(&sbuf, sl.clone(), None)?;
             let mut dst = StridedMemoryViewMut::from_buffer_mut(&mut dbuf, dl.clone(), None)?;
             dst.copy_from(&src, Some(&stream))?;
         }
+        let image = stridekit::image_tile_launches() > image0;
         // Byte-exact check (destination gaps keep the poison).
         let mut got = vec![0u8; dbytes];
         dbuf.copy_to_host(&mut got, &stream)?;
@@ -417,11 +425,12 @@ fn main() -> R<()> {
             .or_default()
             .push((eff_sectors, sector_traffic as f64 / bw / 1e6 / alone_ms));
         let line = format!(
-            "case {case:3}: eff {eff:.2} (sector-exact {eff_sectors:.2}, 64-byte read pairs {eff_pairs:.2}, {:.0}% of written sectors partial; {ms:.5} ms, {:.0} MB moved){} [{}] src {sl} dst {dl}",
+            "case {case:3}: eff {eff:.2} (sector-exact {eff_sectors:.2}, 64-byte read pairs {eff_pairs:.2}, {:.0}% of written sectors partial; {ms:.5} ms, {:.0} MB moved){} [{}{}] src {sl} dst {dl}",
             100.0 * partial as f64 / (partial + full).max(1) as f64,
             traffic as f64 / 1e6,
             if ok { "" } else { " WRONG BYTES" },
-            steps(&plan, dbuf.ptr(), sbuf.ptr(), sms)
+            steps(&plan, dbuf.ptr(), sbuf.ptr(), sms),
+            if image { ", image tiles" } else { "" }
         );
         println!("{line}");
         results.push((eff, line));

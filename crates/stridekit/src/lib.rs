@@ -23,6 +23,7 @@ mod background_compile;
 mod copy;
 mod cubin_image;
 mod device;
+mod device_tables;
 pub mod dist;
 pub mod dlpack;
 mod driver;
@@ -46,9 +47,10 @@ pub use background_compile::{
     kernels_compiled_in_background, set_background_compile, wait_for_kernels,
 };
 pub use copy::{
-    elementwise_kernel, release_copy_temporaries, set_small_copy_elements, set_tile_blocks_per_sm,
-    small_copy_elements, tile_blocks_per_sm, CopyOptions, ElementwiseKernel,
-    MANAGED_PREFETCH_MIN_BYTES, TEMPORARIES_KEPT_BYTES,
+    elementwise_kernel, image_tile_launches, image_tiles, release_copy_temporaries,
+    set_image_tiles, set_small_copy_elements, set_tile_blocks_per_sm, small_copy_elements,
+    tile_blocks_per_sm, CopyOptions, ElementwiseKernel, MANAGED_PREFETCH_MIN_BYTES,
+    TEMPORARIES_KEPT_BYTES,
 };
 pub use cudarc;
 pub use cudarc::driver::{CudaContext, CudaEvent, CudaStream};

@@ -8,6 +8,7 @@
 //! staging ring of pageable host copies. Runtimes are made on first use and live for the
 //! process. A lock poisoned by a panic elsewhere is [`Error::Internal`], never a wrong answer.
 
+use crate::device_tables::{DeviceTable, DeviceTables, Made};
 use crate::driver::{self, types::CUdevice_attribute};
 use crate::error::{driver as driver_err, Error, Result};
 use cudarc::driver::{CudaContext, CudaEvent, CudaFunction, CudaModule, CudaStream};
@@ -36,6 +37,8 @@ pub(crate) struct Runtime {
     staging: Mutex<Vec<driver::PinnedBlock>>,
     /// Events no mark holds any more, ready to record again.
     events: Mutex<Vec<CudaEvent>>,
+    /// Constant tables kernels read, made once per key.
+    tables: DeviceTables,
 }
 
 impl std::fmt::Debug for Runtime {
@@ -96,6 +99,7 @@ impl Runtime {
             pools: Mutex::new(Vec::new()),
             staging: Mutex::new(Vec::new()),
             events: Mutex::new(Vec::new()),
+            tables: DeviceTables::new(),
         });
         table[ordinal] = Some(rt.clone());
         if let Some(slot) = FAST.get(ordinal) {
@@ -346,6 +350,18 @@ impl Runtime {
         self.ctx
             .new_event(None)
             .map_err(driver_err(op, "cuEventCreate"))
+    }
+
+    /// The constant table of `key` kernels read, made by `make` and uploaded once (see
+    /// `device_tables`); `upload` false takes only a table made already.
+    pub(crate) fn table(
+        &self,
+        op: &'static str,
+        key: &[i64],
+        upload: bool,
+        make: impl FnOnce() -> Made,
+    ) -> Result<Option<Arc<DeviceTable>>> {
+        self.tables.get(op, &self.ctx, key, upload, make)
     }
 
     /// Takes an event back into the pool (at most 256 are kept).

@@ -30,8 +30,8 @@ mod temporaries;
 
 pub(crate) use kernel::catalogue::common_kernels;
 pub use kernel::{
-    elementwise_kernel, set_small_copy_elements, set_tile_blocks_per_sm, small_copy_elements,
-    tile_blocks_per_sm, ElementwiseKernel,
+    elementwise_kernel, image_tile_launches, image_tiles, set_image_tiles, set_small_copy_elements,
+    set_tile_blocks_per_sm, small_copy_elements, tile_blocks_per_sm, ElementwiseKernel,
 };
 pub use prefetch::AUTO_MIN_BYTES as MANAGED_PREFETCH_MIN_BYTES;
 pub(crate) use temporaries::pool as temporaries_pool;

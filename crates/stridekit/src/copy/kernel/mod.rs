@@ -9,7 +9,7 @@
 //! | `Memcpy` | `cuMemcpyAsync` |
 //! | `Elementwise` | bytes contiguous in the destination and read forwards or backwards: `element_runs.cu`, 4 bytes of the last axis a thread, one index decomposition and one aligned store per group (gathered groups only past [`small_copy_elements`]); others: `strided_copy.cu`, one thread per element; both keep several loads in flight, fewer where that leaves an SM without a block |
 //! | `Transpose` | `tiled_transpose.cu`, 32 x 32 word tiles over two axes; 1- and 2-byte elements that no 4-byte word keeps aligned: `word_transpose.cu` (aligned 4-byte words at any start, realigned with funnel shifts across lanes, blocks transposed in registers) |
-//! | `Tiled` | `tile_copy.cu`: tiles over several axes, tables in shared memory, words |
+//! | `Tiled` | `tile_copy.cu`: tiles over several axes, tables in shared memory, words; one-element byte tiles of long destination runs: `image_tile.cu` (aligned words in and out through a shared-memory image of the source runs, its plan in a device table made once per tile shape) |
 //! | (overlapping views) | `group_copy.cu`: independent groups of the last axis ([`CopyPlan::overlap_groups`]), each read whole into shared memory before it is written; one shifted run: `ordered_copy.cu`, chunks in a safe order, each written once the chunks it overwrites are read ([`CopyPlan::ordered_chunks`]) |
 //! | `SmallMatrices` | 1- and 2-byte elements: `small_matrices.cu`, whole matrices a tile, one run in and out, compile-time extents; 4-byte ones: `small_words.cu`, a warp per run of whole matrices in its own slice of shared memory, no block barrier |
 //! | `ReversedChannels` | `channel_reverse.cu`: pixels in and out as runs of aligned chunks, channels reversed in registers |
@@ -23,6 +23,8 @@ pub(crate) mod catalogue;
 mod fallback;
 mod generic;
 mod groups;
+mod image;
+pub use image::{image_tile_launches, image_tiles, set_image_tiles};
 mod ordered;
 mod params;
 mod repeat;
@@ -45,6 +47,8 @@ use stridekit_layout::{CopyPlan, CopyStep};
 
 /// Declarations every copy kernel shares; `Params` mirrors the Rust struct in `params.rs`.
 const PRELUDE: &str = include_str!("../kernels/prelude.cu");
+/// `TileParams` and `tile_base`, shared by the tile kernels.
+const TILE_PARAMS: &str = include_str!("../kernels/tile_params.cu");
 /// The channel kernels, each after the runs they share.
 const CHANNEL_TRANSPOSE: &str = concat!(
     include_str!("../kernels/channel_runs.cu"),
@@ -127,6 +131,9 @@ enum Variant {
     SmallWords { na: usize, nl: usize },
     /// Tiles over several axes; bytes per read and per written word.
     Tiled { read: usize, write: usize },
+    /// One-element byte tiles through a shared-memory image: read, interior and edge
+    /// words a thread holds.
+    Image { ur: usize, ui: usize, ue: usize },
     /// Overlapping views in independent groups of the last axis.
     Groups { ndim: usize },
     /// One shifted run in ordered chunks.
@@ -181,6 +188,7 @@ impl Variant {
             Variant::SmallMatrices { na, nl } => ("small_matrices", [itemsize, na, nl, 0]),
             Variant::SmallWords { na, nl } => ("small_words", [itemsize, na, nl, 0]),
             Variant::Tiled { read, write } => ("tile_copy", [itemsize, read, write, 0]),
+            Variant::Image { ur, ui, ue } => ("image_tile", [itemsize, ur, ui, ue]),
             Variant::Groups { ndim } => ("group_copy", [itemsize, ndim, 0, 0]),
             Variant::Ordered => ("ordered_copy", [itemsize, 0, 0, 0]),
         }
@@ -393,9 +401,14 @@ fn kernel_source(itemsize: usize, variant: Variant) -> Result<(String, &'static 
                 wt(write)?,
                 write / itemsize,
                 stridekit_layout::TilePlan::loads_per_thread(read)
-            ),
+            ) + TILE_PARAMS,
             include_str!("../kernels/tile_copy.cu"),
             "tile_copy",
+        ),
+        Variant::Image { ur, ui, ue } => (
+            format!("#define PMAX 8\n#define UR {ur}\n#define UI {ui}\n#define UE {ue}\n#define MINB 3\n") + TILE_PARAMS,
+            include_str!("../kernels/image_tile.cu"),
+            "image_tile",
         ),
         Variant::Groups { ndim } => (
             format!("#define NDIM {ndim}\n#define PMAX {}\n", params::pmax(ndim)),
@@ -717,7 +730,7 @@ fn launch_steps(
                     generic::launch(p, dst, src, stream)?;
                 }
             }
-            CopyStep::Tiled(t) => tiled::launch(t, dst, src, stream)?,
+            CopyStep::Tiled(t) => tiled::launch(t, dst, src, src_bounds, stream)?,
             CopyStep::Channels { plan: p, a, l } => {
                 if !runs::channels(p, (*a, *l), dst, src, src_bounds, stream)? {
                     generic::launch(p, dst, src, stream)?;
@@ -865,6 +878,9 @@ mod tests {
         }
         for isz in [1usize, 2, 4, 8] {
             variants.push((isz, Variant::Repeat));
+        }
+        for [ur, ui, ue] in image::variants() {
+            variants.push((1, Variant::Image { ur, ui, ue }));
         }
         for isz in [1usize, 2] {
             for ndim in [2usize, 3, 9] {

@@ -8,9 +8,16 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use stridekit_layout::{CopyPlan, TilePlan};
 
-/// Launches `t` between base addresses `dst` and `src`: a persistent grid of 256-thread
-/// blocks looping over the tiles.
-pub(super) fn launch(t: &TilePlan, dst: u64, src: u64, stream: &Arc<CudaStream>) -> Result<()> {
+/// Launches `t` between base addresses `dst` and `src` (whose memory spans `src_bounds`):
+/// a persistent grid of 256-thread blocks looping over the tiles, on the image tile
+/// kernel where it takes them (`image.rs`).
+pub(super) fn launch(
+    t: &TilePlan,
+    dst: u64,
+    src: u64,
+    src_bounds: (u64, u64),
+    stream: &Arc<CudaStream>,
+) -> Result<()> {
     let Some(p) = TileParams::new(t) else {
         // Outside the kernel's 32-bit fields: elementwise over the tile's own plan.
         return super::generic::launch(&as_plan(t), dst, src, stream);
@@ -21,6 +28,9 @@ pub(super) fn launch(t: &TilePlan, dst: u64, src: u64, stream: &Arc<CudaStream>)
     let isz = t.itemsize as i64;
     let src0 = src.wrapping_add_signed(t.src_offset * isz);
     let dst0 = dst.wrapping_add_signed(t.dst_offset * isz);
+    if super::image::launch(t, &p, (dst0, src0), src_bounds, stream)? {
+        return Ok(());
+    }
     let variant = tile_kernel(t);
     let f = function(stream, t.itemsize, variant)?;
     let shared = t.shared_bytes();

@@ -1,7 +1,7 @@
 // Tiles over several axes staged through shared memory (`TilePlan` in the layout crate).
 // Compiled with ELEM, EB (its bytes), RWORD/RW (read word type, elements per read word),
 // WWORD/WW (same for writes) and UNR (read words a thread keeps in flight) defined before
-// the prelude.
+// the prelude; `TileParams` and `tile_base` come from tile_params.cu.
 //
 // Each block first builds its tables in shared memory: for every read word its source
 // offset within a tile, for every element (in source order) its padded slot, for every
@@ -23,17 +23,6 @@
 // than the four that fit (`tiled.rs`) turned into 1.08-1.10x. The same code for wider
 // elements left more blocks on an SM and ran 2-3% slower: they keep the signed offsets
 // and predicates).
-struct TileParams {
-    long long src_steps[8]; long long dst_steps[8];   // per grid axis, elements
-    unsigned int counts[8]; unsigned int mul[8]; unsigned int sh[8];  // grid axes, FastDiv
-    int ext[8]; int sstr[8]; int dstr[8]; int wgt[8];  // tile axes, destination order
-    unsigned int tmul[8]; unsigned int tsh[8];         // FastDiv by each tile extent
-    int sorder[8];                                     // tile axes in source order
-    int nt, ng, vol; unsigned int ntiles;
-    int data_bytes, pos_bytes;                          // shared-memory carve-up
-    int sbase, jbase;  // offset and position of a tile's lowest source element
-    int slot_shift, slot_pad;  // padding of the tile's image (`TilePlan::slot`)
-};
 union RUnion { RWORD w; ELEM e[RW]; };
 // Shared-memory slot of destination-order element j (`TilePlan::slot`): slot_pad elements
 // (one written word, at least 4 bytes) of padding after every 2^slot_shift, the group
@@ -41,20 +30,6 @@ union RUnion { RWORD w; ELEM e[RW]; };
 // together and aligned to the word.
 #define SLOT(j) ((j) + p.slot_pad * ((j) >> p.slot_shift))
 union WUnion { WWORD w; ELEM e[WW]; };
-// Source and destination offsets of tile `t`'s first element (grid axis 0 fastest).
-__device__ __forceinline__ void tile_base(const TileParams& p, unsigned int t, long long& sb, long long& db) {
-    unsigned int rem = t;
-    sb = 0;
-    db = 0;
-    for (int g = 0; g < p.ng; ++g) {
-        const unsigned int hi = __umulhi(rem, p.mul[g]);
-        const unsigned int q = (hi + ((rem - hi) >> (p.sh[g] & 0xffu))) >> (p.sh[g] >> 8);
-        const unsigned int c = rem - q * p.counts[g];
-        rem = q;
-        sb += (long long)c * p.src_steps[g];
-        db += (long long)c * p.dst_steps[g];
-    }
-}
 #if RW == 1 && EB <= 2
 #define LEAN 1
 // Offsets from a tile's lowest element (sbase on the source side; dlow below).
