@@ -75,6 +75,21 @@ fn elementwise_label(p: &CopyPlan) -> String {
 
 /// The schedule's steps on a GPU of `sms` SMs (as the engine plans them), e.g.
 /// `tiled(r16,w4)+elementwise`.
+/// For a byte tile written a byte at a time, the share of its image plan's written words
+/// that are edge words (what decides whether the image tile kernel takes it).
+fn edge_share(t: &stridekit::TilePlan) -> String {
+    if t.itemsize != 1 || t.write_word != 1 {
+        return String::new();
+    }
+    match stridekit::layout::ImageTile::of(t) {
+        Some(i) => format!(
+            ",edges {:.2}",
+            i.edges.len() as f64 / (i.edges.len() + i.interior.len()).max(1) as f64
+        ),
+        None => String::new(),
+    }
+}
+
 fn steps(plan: &CopyPlan, dptr: u64, sptr: u64, sms: u64) -> String {
     plan.schedule_with_bounds(dptr, sptr, engine_bounds(sms))
         .iter()
@@ -101,10 +116,11 @@ fn steps(plan: &CopyPlan, dptr: u64, sptr: u64, sms: u64) -> String {
                 format!("matrices({}x{})", plan.shape[*l], plan.shape[*a])
             }
             stridekit::CopyStep::Tiled(t) => format!(
-                "tiled(v{},r{},w{})",
+                "tiled(v{},r{},w{}{})",
                 t.volume(),
                 t.read_word * t.itemsize,
-                t.write_word * t.itemsize
+                t.write_word * t.itemsize,
+                edge_share(t)
             ),
         })
         .collect::<Vec<_>>()

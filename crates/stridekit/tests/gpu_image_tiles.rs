@@ -1,4 +1,4 @@
-//! The image tile kernel (one-element byte tiles moved in aligned words through a
+//! The image tile kernel (byte tiles moved in aligned words through a
 //! shared-memory image) on a real GPU: byte for byte against the host reference at every
 //! phase of both sides, on the layouts it is for; where its loads would leave the source's
 //! memory, where it is switched off, and inside a graph capture.

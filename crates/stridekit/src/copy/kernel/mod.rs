@@ -9,7 +9,7 @@
 //! | `Memcpy` | `cuMemcpyAsync` |
 //! | `Elementwise` | bytes contiguous in the destination and read forwards or backwards: `element_runs.cu`, 4 bytes of the last axis a thread, one index decomposition and one aligned store per group (gathered groups only past [`small_copy_elements`]); others: `strided_copy.cu`, one thread per element; both keep several loads in flight, fewer where that leaves an SM without a block |
 //! | `Transpose` | `tiled_transpose.cu`, 32 x 32 word tiles over two axes; 1- and 2-byte elements that no 4-byte word keeps aligned: `word_transpose.cu` (aligned 4-byte words at any start, realigned with funnel shifts across lanes, blocks transposed in registers) |
-//! | `Tiled` | `tile_copy.cu`: tiles over several axes, tables in shared memory, words; one-element byte tiles of long destination runs: `image_tile.cu` (aligned words in and out through a shared-memory image of the source runs, its plan in a device table made once per tile shape) |
+//! | `Tiled` | `tile_copy.cu`: tiles over several axes, tables in shared memory, words; byte tiles of long destination runs that it would write a byte at a time: `image_tile.cu` (aligned words in and out through a shared-memory image of the source runs, its plan in a device table made once per tile shape) |
 //! | (overlapping views) | `group_copy.cu`: independent groups of the last axis ([`CopyPlan::overlap_groups`]), each read whole into shared memory before it is written; one shifted run: `ordered_copy.cu`, chunks in a safe order, each written once the chunks it overwrites are read ([`CopyPlan::ordered_chunks`]) |
 //! | `SmallMatrices` | 1- and 2-byte elements: `small_matrices.cu`, whole matrices a tile, one run in and out, compile-time extents; 4-byte ones: `small_words.cu`, a warp per run of whole matrices in its own slice of shared memory, no block barrier |
 //! | `ReversedChannels` | `channel_reverse.cu`: pixels in and out as runs of aligned chunks, channels reversed in registers |
@@ -131,7 +131,7 @@ enum Variant {
     SmallWords { na: usize, nl: usize },
     /// Tiles over several axes; bytes per read and per written word.
     Tiled { read: usize, write: usize },
-    /// One-element byte tiles through a shared-memory image: read, interior and edge
+    /// Byte tiles through a shared-memory image: read, interior and edge
     /// words a thread holds.
     Image { ur: usize, ui: usize, ue: usize },
     /// Overlapping views in independent groups of the last axis.

@@ -1,4 +1,4 @@
-// One-element byte tiles moved in aligned 4-byte words on both sides, through a
+// Byte tiles moved in aligned 4-byte words on both sides, through a
 // shared-memory image of the tile's source runs (`ImageTile` in the layout crate).
 // Compiled with UR, UI, UE (read, interior and edge words a thread holds of a tile) and
 // MINB (blocks an SM the registers are kept for) defined before the prelude; `TileParams`
