@@ -6,7 +6,7 @@
 //! to [`MAX_NDIM`] axes after merging (ranks beyond are rare, and compile on first use as
 //! before): every element size, index width, offset width and depth of the elementwise
 //! and run kernels (the depths small copies halve to included); every word of the
-//! transposes and tiles; the channel and reversal kernels up to five axes; the repeat and
+//! transposes and tiles (the image tile kernel's too); the channel and reversal kernels up to five axes; the repeat and
 //! overlap kernels. Kernels with compile-time extents (small matrices) are left out:
 //! their variants are as many as the extents.
 //!
@@ -106,6 +106,11 @@ fn variants() -> Vec<(usize, Variant)> {
                 out.push((isz, Variant::Tiled { read, write }));
             }
         }
+        if isz == 1 {
+            for [ur, ui, ue] in super::image::variants() {
+                out.push((isz, Variant::Image { ur, ui, ue }));
+            }
+        }
         if isz <= 8 {
             out.push((isz, Variant::Repeat));
         }
@@ -180,6 +185,14 @@ mod tests {
             (1, Variant::Word { ndim: 2 }),
             (2, Variant::Tiled { read: 4, write: 2 }),
             (1, Variant::Tiled { read: 1, write: 1 }),
+            (
+                1,
+                Variant::Image {
+                    ur: 4,
+                    ui: 4,
+                    ue: 1,
+                },
+            ),
             (
                 2,
                 Variant::Runs {
