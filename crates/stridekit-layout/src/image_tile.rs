@@ -233,6 +233,15 @@ impl ImageTile {
         }
     }
 
+    /// Whether whole words dominate the writes: edge words at most an eighth of the written
+    /// words. Where they do, moving the tile through its image beats writing it a byte at a
+    /// time (on the H200 1.06-1.13x at edge shares up to 0.10; at 0.14-0.50 it lost
+    /// 0.57-0.90x: BENCHMARKS.md), and the planner prefers such tiles for bytes.
+    pub fn whole_words_dominate(&self) -> bool {
+        let written = self.interior.len() + self.edges.len();
+        written > 0 && 8 * self.edges.len() <= written
+    }
+
     /// Items of each kind a thread holds at `threads` threads a block: (reads, interior
     /// words, edge words).
     pub fn per_thread(&self, threads: usize) -> (usize, usize, usize) {

@@ -161,10 +161,10 @@ pub(crate) fn pack(t: &TilePlan) -> Option<Packed> {
         return None;
     }
     let img = ImageTile::of(t)?;
-    let written = img.interior.len() + img.edges.len();
-    if written == 0 || 8 * img.edges.len() > written {
+    if !img.whole_words_dominate() {
         return None;
     }
+    let written = img.interior.len() + img.edges.len();
     let (r, i, e) = img.per_thread(THREADS);
     let unroll = [
         unroll_of(r, &[4, 8])?,
