@@ -8,7 +8,7 @@
 
 mod common;
 
-use common::{naive_copy, random_bytes, read};
+use common::{copy_between_padded, naive_copy, random_bytes, read};
 use std::sync::Arc;
 use stridekit::graph::CopyGraph;
 use stridekit::{
@@ -53,26 +53,7 @@ fn copy(
     pad: usize,
     seed: u64,
 ) -> Option<String> {
-    let data = random_bytes(bytes(sl) + pad, seed);
-    let poison = random_bytes(bytes(dl) + pad, seed ^ 0x5a5a);
-    let mut sbuf = mr.allocate(data.len(), stream).unwrap();
-    let mut dbuf = mr.allocate(poison.len(), stream).unwrap();
-    sbuf.copy_from_host(&data, stream).unwrap();
-    dbuf.copy_from_host(&poison, stream).unwrap();
-    {
-        let src = StridedMemoryView::from_buffer(&sbuf, sl.clone(), None).unwrap();
-        let mut dst = StridedMemoryViewMut::from_buffer_mut(&mut dbuf, dl.clone(), None).unwrap();
-        if let Err(e) = dst.copy_from(&src, Some(stream)) {
-            return Some(format!("{sl} -> {dl}: {e}"));
-        }
-    }
-    stream.synchronize().unwrap();
-    let got = read(&dbuf, stream);
-    let want = naive_copy(&poison, dl, &data, sl);
-    (got != want).then(|| {
-        let bad = got.iter().zip(&want).filter(|(a, b)| a != b).count();
-        format!("{sl} -> {dl}: {bad} of {} bytes differ", want.len())
-    })
+    copy_between_padded(mr, mr, stream, (sl, dl), seed, pad)
 }
 
 #[test]

@@ -124,9 +124,21 @@ pub fn copy_between(
     dl: &StridedLayout,
     seed: u64,
 ) -> Option<String> {
+    copy_between_padded(smr, dmr, stream, (sl, dl), seed, 0)
+}
+
+/// [`copy_between`] in buffers of `pad` bytes more than each layout's elements reach.
+pub fn copy_between_padded(
+    smr: &dyn stridekit::MemoryResource,
+    dmr: &dyn stridekit::MemoryResource,
+    stream: &std::sync::Arc<stridekit::CudaStream>,
+    (sl, dl): (&StridedLayout, &StridedLayout),
+    seed: u64,
+    pad: usize,
+) -> Option<String> {
     use stridekit::{StridedMemoryView, StridedMemoryViewMut};
-    let data = random_bytes(required(sl).max(1), seed);
-    let poison = random_bytes(required(dl).max(1), seed ^ 0x5a5a);
+    let data = random_bytes(required(sl).max(1) + pad, seed);
+    let poison = random_bytes(required(dl).max(1) + pad, seed ^ 0x5a5a);
     let sbuf = filled(smr, &data, stream);
     let mut dbuf = filled(dmr, &poison, stream);
     {

@@ -18,6 +18,18 @@ struct ImageArgs {
     const unsigned short* dtab;                   // image byte of each destination position
     int nread, ninner, nedge, ndtab, img_words, pad;
 };
+// A thread's items of one kind (`mine` of them: every 256th from its index), the same in
+// every tile, into registers; the slots past `mine` hold zeros and are never used.
+template <int U>
+__device__ __forceinline__ void load_items(int (&rel)[U], unsigned int (&meta)[U], const int* g_rel,
+                                           const unsigned int* g_meta, int mine, int tid) {
+#pragma unroll
+    for (int u = 0; u < U; ++u) {
+        const int w = u * 256 + tid;
+        rel[u] = u < mine ? g_rel[w] : 0;
+        meta[u] = u < mine ? g_meta[w] : 0u;
+    }
+}
 extern "C" __global__ void __launch_bounds__(256, MINB) image_tile(const unsigned char* __restrict__ src,
                                                                  unsigned char* __restrict__ dst, const TileParams p,
                                                                  const ImageArgs a) {
@@ -31,26 +43,11 @@ extern "C" __global__ void __launch_bounds__(256, MINB) image_tile(const unsigne
     const int mine_i = a.ninner > tid ? (a.ninner - 1 - tid) / 256 + 1 : 0;
     const int mine_e = a.nedge > tid ? (a.nedge - 1 - tid) / 256 + 1 : 0;
     int rrel[UR]; unsigned int rmeta[UR];
-#pragma unroll
-    for (int u = 0; u < UR; ++u) {
-        const int w = u * 256 + tid;
-        rrel[u] = u < mine_r ? a.rrel[w] : 0;
-        rmeta[u] = u < mine_r ? a.rmeta[w] : 0u;
-    }
+    load_items<UR>(rrel, rmeta, a.rrel, a.rmeta, mine_r, tid);
     int irel[UI]; unsigned int ibase[UI];
-#pragma unroll
-    for (int u = 0; u < UI; ++u) {
-        const int w = u * 256 + tid;
-        irel[u] = u < mine_i ? a.irel[w] : 0;
-        ibase[u] = u < mine_i ? a.ibase[w] : 0u;
-    }
+    load_items<UI>(irel, ibase, a.irel, a.ibase, mine_i, tid);
     int erel[UE]; unsigned int emeta[UE];
-#pragma unroll
-    for (int u = 0; u < UE; ++u) {
-        const int w = u * 256 + tid;
-        erel[u] = u < mine_e ? a.erel[w] : 0;
-        emeta[u] = u < mine_e ? a.emeta[w] : 0u;
-    }
+    load_items<UE>(erel, emeta, a.erel, a.emeta, mine_e, tid);
     __syncthreads();
     unsigned int t = blockIdx.x;
     if (t >= p.ntiles) return;
