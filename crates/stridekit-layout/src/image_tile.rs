@@ -328,6 +328,22 @@ mod tests {
     }
 
     #[test]
+    fn whole_words_dominate_long_destination_runs_only() {
+        // One destination run of 40 bytes: words 0..=10, of which 0 and 10 are edges (2 of 11).
+        let long = ImageTile::of(&tile(&[40], &[1], &[1], &[0])).unwrap();
+        assert_eq!((long.interior.len(), long.edges.len()), (9, 2));
+        assert!(!long.whole_words_dominate());
+        // One of 400 bytes: 2 edge words of 101.
+        let longer = ImageTile::of(&tile(&[400], &[1], &[1], &[0])).unwrap();
+        assert_eq!(longer.edges.len(), 2);
+        assert!(longer.whole_words_dominate());
+        // A transpose into runs of 5: every written word an edge word.
+        assert!(!ImageTile::of(&tile(&[7, 5], &[5, 1], &[1, 7], &[1, 0]))
+            .unwrap()
+            .whole_words_dominate());
+    }
+
+    #[test]
     fn a_destination_byte_written_twice_has_no_image_plan() {
         assert!(ImageTile::of(&tile(&[2, 2], &[1, 2], &[1, 1], &[0, 1])).is_none());
     }

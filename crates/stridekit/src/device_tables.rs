@@ -18,6 +18,12 @@ pub(crate) const MAX_TABLES: usize = 256;
 /// The most bytes of tables one device keeps (16 MiB).
 pub(crate) const MAX_TABLE_BYTES: usize = 16 << 20;
 
+/// Whether a cache holding `tables` tables of `held` bytes takes one more of `bytes`
+/// (empty tables are never made).
+fn admits(tables: usize, held: usize, bytes: usize) -> bool {
+    bytes > 0 && tables < MAX_TABLES && held.saturating_add(bytes) <= MAX_TABLE_BYTES
+}
+
 /// One uploaded table: its 32-bit words in device memory and a header its maker chose.
 pub(crate) struct DeviceTable {
     /// Holds the memory for the process.
@@ -100,7 +106,7 @@ impl DeviceTables {
             return Ok(None);
         };
         let bytes = words.len().saturating_mul(4);
-        if words.is_empty() || t.bytes.saturating_add(bytes) > MAX_TABLE_BYTES {
+        if !admits(t.by_key.len(), t.bytes, bytes) {
             return Ok(None);
         }
         let stream = match &t.stream {
@@ -130,5 +136,21 @@ impl DeviceTables {
         t.bytes += bytes;
         t.by_key.insert(key.to_vec(), Some(table.clone()));
         Ok(Some(table))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_cache_stops_at_its_count_and_its_bytes() {
+        assert!(admits(0, 0, 4));
+        assert!(!admits(0, 0, 0), "an empty table");
+        assert!(admits(MAX_TABLES - 1, 0, 4));
+        assert!(!admits(MAX_TABLES, 0, 4));
+        assert!(admits(1, MAX_TABLE_BYTES - 4, 4));
+        assert!(!admits(1, MAX_TABLE_BYTES - 4, 8));
+        assert!(!admits(1, usize::MAX, 4), "no wrap");
     }
 }
