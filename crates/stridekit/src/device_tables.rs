@@ -17,6 +17,8 @@ use std::sync::{Arc, Mutex};
 pub(crate) const MAX_TABLES: usize = 256;
 /// The most bytes of tables one device keeps (16 MiB).
 pub(crate) const MAX_TABLE_BYTES: usize = 16 << 20;
+/// The most keys remembered as having no table (their makers are not asked again).
+const MAX_KEYS_WITHOUT: usize = 4096;
 
 /// Whether a cache holding `tables` tables of `held` bytes takes one more of `bytes`
 /// (empty tables are never made).
@@ -56,7 +58,11 @@ pub(crate) type Made = Option<(Vec<u32>, [u32; 8])>;
 
 #[derive(Default)]
 struct Tables {
+    /// Keys with a table, and keys whose maker gave none (remembered up to
+    /// [`MAX_KEYS_WITHOUT`]).
     by_key: HashMap<Vec<i64>, Option<Arc<DeviceTable>>>,
+    /// Tables held, and their bytes.
+    count: usize,
     bytes: usize,
     stream: Option<Arc<CudaStream>>,
 }
@@ -71,6 +77,7 @@ impl DeviceTables {
         DeviceTables {
             tables: Mutex::new(Tables {
                 by_key: HashMap::new(),
+                count: 0,
                 bytes: 0,
                 stream: None,
             }),
@@ -98,15 +105,17 @@ impl DeviceTables {
         if let Some(found) = t.by_key.get(key) {
             return Ok(found.clone());
         }
-        if !upload || t.by_key.len() >= MAX_TABLES {
+        if !upload || t.count >= MAX_TABLES {
             return Ok(None);
         }
         let Some((words, header)) = make() else {
-            t.by_key.insert(key.to_vec(), None);
+            if t.by_key.len() - t.count < MAX_KEYS_WITHOUT {
+                t.by_key.insert(key.to_vec(), None);
+            }
             return Ok(None);
         };
         let bytes = words.len().saturating_mul(4);
-        if !admits(t.by_key.len(), t.bytes, bytes) {
+        if !admits(t.count, t.bytes, bytes) {
             return Ok(None);
         }
         let stream = match &t.stream {
@@ -133,6 +142,7 @@ impl DeviceTables {
             words: words.len(),
             header,
         });
+        t.count += 1;
         t.bytes += bytes;
         t.by_key.insert(key.to_vec(), Some(table.clone()));
         Ok(Some(table))
