@@ -5,10 +5,10 @@
 //! table is handed out, so every kernel launched afterwards, on any stream, reads it whole;
 //! it is never written again or freed while the process runs, so no launch has to be
 //! ordered against it. The cache holds at most [`MAX_TABLES`] tables and
-//! [`MAX_TABLE_BYTES`] bytes: past that a new table is not made (its caller runs its copy
-//! another way).
+//! [`MAX_TABLE_BYTES`] bytes: past that, or where an upload fails, a new table is not made
+//! (its caller runs its copy another way).
 
-use crate::error::{driver as driver_err, Error, Result};
+use crate::error::{Error, Result};
 use cudarc::driver::{CudaContext, CudaSlice, CudaStream, DevicePtr};
 use foldhash::{HashMap, HashMapExt};
 use std::sync::{Arc, Mutex};
@@ -19,6 +19,19 @@ pub(crate) const MAX_TABLES: usize = 256;
 pub(crate) const MAX_TABLE_BYTES: usize = 16 << 20;
 /// The most keys remembered as having no table (their makers are not asked again).
 const MAX_KEYS_WITHOUT: usize = 4096;
+
+/// The cache's own upload stream, made on first use.
+fn ensure_stream(
+    slot: &mut Option<Arc<CudaStream>>,
+    ctx: &Arc<CudaContext>,
+) -> std::result::Result<Arc<CudaStream>, cudarc::driver::DriverError> {
+    if let Some(s) = slot {
+        return Ok(s.clone());
+    }
+    let s = ctx.new_stream()?;
+    *slot = Some(s.clone());
+    Ok(s)
+}
 
 /// Whether a cache holding `tables` tables of `held` bytes takes one more of `bytes`
 /// (empty tables are never made).
@@ -118,20 +131,19 @@ impl DeviceTables {
         if !admits(t.count, t.bytes, bytes) {
             return Ok(None);
         }
-        let stream = match &t.stream {
-            Some(s) => s.clone(),
-            None => {
-                let s = ctx.new_stream().map_err(driver_err(op, "cuStreamCreate"))?;
-                t.stream = Some(s.clone());
-                s
-            }
+        // A table that cannot be uploaded now (no memory for it, or a pageable upload that
+        // another thread's graph capture forbids) is not made, nor remembered: its caller
+        // runs the copy another way, and a later copy tries again. A sticky error of the
+        // context reaches the caller through that other way's own launch.
+        let Ok(stream) = ensure_stream(&mut t.stream, ctx) else {
+            return Ok(None);
         };
-        let data = stream
-            .clone_htod(&words)
-            .map_err(driver_err(op, "cuMemcpyHtoDAsync"))?;
-        stream
-            .synchronize()
-            .map_err(driver_err(op, "cuStreamSynchronize"))?;
+        let Ok(data) = stream.clone_htod(&words) else {
+            return Ok(None);
+        };
+        if stream.synchronize().is_err() {
+            return Ok(None);
+        }
         let ptr = {
             let (ptr, _sync) = data.device_ptr(&stream);
             ptr
