@@ -7,10 +7,10 @@
 //! constant tables). The kernel runs where the plan's destination runs are long enough for
 //! whole words to dominate (edge words at most an eighth of the written words) and its
 //! items fit a thread's registers; elsewhere, and for copies under [`MIN_BYTES`], the tile
-//! kernel stays. On the H200, against the tile kernel in the same run: 1.06-1.13x on the
-//! eight random-set cases of two seeds it takes (edge shares 0.00-0.10), one of them
-//! 0.95x; with edge shares of 0.14-0.50 it ran 0.57-0.90x, which is why the rule stops at
-//! an eighth (BENCHMARKS.md).
+//! kernel stays. On the H200, against the tile kernel in the same run, on the seven
+//! random-set cases of two seeds it takes (edge shares 0.00-0.10): six at 1.06-1.13x, one
+//! at 0.95x; with edge shares of 0.14-0.50 it ran 0.57-0.90x, which is why the rule stops
+//! at an eighth (BENCHMARKS.md).
 
 use super::params::TileParams;
 use super::{function, resident_blocks, sm_count, Variant};
@@ -152,10 +152,10 @@ fn unroll_of(n: usize, choices: &[usize]) -> Option<usize> {
 
 /// `t`'s image plan packed for the kernel, or `None` where the image tile does not take
 /// it: not a byte tile written a byte at a time (the tile kernel writes wider words
-/// faster), no image plan ([`ImageTile::of`]), edge words more
-/// than an eighth of the written words (short destination runs: the tile kernel is
-/// faster there), more items a thread than the kernel's variants hold, or more shared
-/// memory than a block takes without opting in.
+/// faster), no image plan ([`ImageTile::of`]), edge words more than an eighth of the
+/// written words ([`ImageTile::whole_words_dominate`]: short destination runs, where the
+/// tile kernel is faster), more items a thread than the kernel's variants hold, or more
+/// shared memory than a block takes without opting in.
 pub(crate) fn pack(t: &TilePlan) -> Option<Packed> {
     if t.itemsize != 1 || t.write_word != 1 {
         return None;
