@@ -11,6 +11,7 @@ const LAYERS: &[&str] = &[
     "driver",             // the only caller of cudarc::driver::sys
     "cubin_image",        // CUBINs checked before the driver reads them
     "background_compile", // kernels compiled on threads of their own
+    "device_tables",      // constant tables kernels read, made once per key
     "runtime",            // per-device state: context, library stream, kernels, peers, staging
     "device",             // the public device handle
     "kernel_cache",       // compiled kernels on disk
