@@ -84,12 +84,10 @@ struct ImageArgs {
 // then six 4-byte fields (80 bytes, no padding).
 unsafe impl DeviceRepr for ImageArgs {}
 
-/// A tile's image plan as the kernel reads it, with what its launch needs.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub(crate) struct Packed {
-    /// `rrel, rmeta, irel, ibase, erel, emeta` (one word an item each), then the gather
-    /// table two 16-bit entries a word.
-    pub words: Vec<u32>,
+/// What a launch needs of a tile's image plan besides its table: kept in the table's
+/// header ([`ImageMeta::header`]), so a launch reads it back without the plan.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct ImageMeta {
     /// Items: reads, interior words, edge words; table entries; image words.
     pub counts: [usize; 5],
     /// Read, interior and edge words a thread holds (the kernel's `UR`, `UI`, `UE`).
@@ -99,10 +97,17 @@ pub(crate) struct Packed {
     pub reach: (i64, i64),
 }
 
-impl Packed {
+impl ImageMeta {
     /// Dynamic shared memory of a block: the image, then the table.
     fn shared_bytes(&self) -> usize {
         4 * self.counts[4] + 2 * self.counts[3]
+    }
+
+    /// The table's length in words: two a read, interior and edge item, then the gather
+    /// table two entries a word.
+    fn table_words(&self) -> usize {
+        let [nread, ninner, nedge, ndtab, _] = self.counts;
+        2 * (nread + ninner + nedge) + ndtab.div_ceil(2)
     }
 
     fn header(&self) -> [u32; 8] {
@@ -120,15 +125,23 @@ impl Packed {
         ]
     }
 
-    fn from_header(h: &[u32; 8]) -> Packed {
+    fn from_header(h: &[u32; 8]) -> ImageMeta {
         let u = h[5] as usize;
-        Packed {
-            words: Vec::new(),
+        ImageMeta {
             counts: [0, 1, 2, 3, 4].map(|i| h[i] as usize),
             unroll: [u & 0xff, (u >> 8) & 0xff, (u >> 16) & 0xff],
             reach: (h[6] as i32 as i64, h[7] as i32 as i64),
         }
     }
+}
+
+/// A tile's image plan as the kernel reads it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Packed {
+    /// `rrel, rmeta, irel, ibase, erel, emeta` (one word an item each), then the gather
+    /// table two 16-bit entries a word.
+    pub words: Vec<u32>,
+    pub meta: ImageMeta,
 }
 
 /// The kernel's variants: read, interior and edge words a thread holds (`UR`, `UI`,
@@ -204,8 +217,7 @@ pub(crate) fn pack(t: &TilePlan) -> Option<Packed> {
             .map(|r| r.rel as i64 + r.bytes as i64 - 1)
             .max()?,
     );
-    let packed = Packed {
-        words,
+    let meta = ImageMeta {
         counts: [
             img.reads.len(),
             img.interior.len(),
@@ -216,7 +228,7 @@ pub(crate) fn pack(t: &TilePlan) -> Option<Packed> {
         unroll,
         reach,
     };
-    (packed.shared_bytes() <= MAX_SHARED).then_some(packed)
+    (meta.shared_bytes() <= MAX_SHARED).then_some(Packed { words, meta })
 }
 
 /// The key of `t`'s tile shape: what its image plan depends on.
@@ -268,20 +280,17 @@ pub(super) fn launch(
     let capturing = crate::copy::captured::is_capturing(OP, stream)?;
     let rt = Runtime::of_stream(OP, stream)?;
     let Some(table) = rt.table(OP, &key(t), !capturing, || {
-        pack(t).map(|pk| {
-            let h = pk.header();
-            (pk.words, h)
-        })
+        pack(t).map(|pk| (pk.words, pk.meta.header()))
     })?
     else {
         return Ok(false);
     };
-    let pk = Packed::from_header(table.header());
-    if !loads_inside(t, pk.reach, src0, src_bounds) {
+    let meta = ImageMeta::from_header(table.header());
+    if !loads_inside(t, meta.reach, src0, src_bounds) {
         return Ok(false);
     }
-    let [nread, ninner, nedge, ndtab, img_words] = pk.counts;
-    let need = 2 * (nread + ninner + nedge) + ndtab.div_ceil(2);
+    let [nread, ninner, nedge, ndtab, img_words] = meta.counts;
+    let need = meta.table_words();
     if table.words() != need {
         return Err(invalid(
             OP,
@@ -291,10 +300,10 @@ pub(super) fn launch(
             ),
         ));
     }
-    let [ur, ui, ue] = pk.unroll;
+    let [ur, ui, ue] = meta.unroll;
     let variant = Variant::Image { ur, ui, ue };
     let f = function(stream, 1, variant)?;
-    let shared = pk.shared_bytes();
+    let shared = meta.shared_bytes();
     let resident = resident_blocks(stream, &f, 1, variant, shared)?;
     let blocks = t
         .tiles()
@@ -338,8 +347,9 @@ pub(super) fn launch(
 
 #[cfg(test)]
 mod tests {
+    use super::super::tiled::first_tiled_step;
     use super::*;
-    use stridekit_layout::{CopyPlan, CopyStep, StridedLayout};
+    use stridekit_layout::StridedLayout;
 
     /// Random-set case 106 with 4 in place of its 21287: a 5-D byte permute gathering runs
     /// of 3 source bytes into one dense destination run a tile.
@@ -347,17 +357,7 @@ mod tests {
         let shape = [49, 3, 4, 3, 9];
         let src = StridedLayout::new(&shape, &[27, 1, 4131, 1377, 3], 1).unwrap();
         let dst = StridedLayout::new(&shape, &[1, 147, 3969, 49, 441], 1).unwrap();
-        tile_of(&dst, &src)
-    }
-
-    fn tile_of(dst: &StridedLayout, src: &StridedLayout) -> TilePlan {
-        let steps = CopyPlan::new(dst, src)
-            .unwrap()
-            .schedule_with_small_copy(0, 0, 0);
-        match &steps[0] {
-            CopyStep::Tiled(t) => (**t).clone(),
-            other => panic!("{other:?}"),
-        }
+        first_tiled_step(&dst, &src)
     }
 
     #[test]
@@ -370,19 +370,20 @@ mod tests {
             )
         });
         let img = ImageTile::of(&t).unwrap();
-        assert_eq!(pk.counts[0], img.reads.len());
+        assert_eq!(pk.meta.counts[0], img.reads.len());
         assert_eq!(
             pk.words.len(),
-            2 * (pk.counts[0] + pk.counts[1] + pk.counts[2]) + pk.counts[3].div_ceil(2)
+            2 * (pk.meta.counts[0] + pk.meta.counts[1] + pk.meta.counts[2])
+                + pk.meta.counts[3].div_ceil(2)
         );
         // The gather table's entries, two a word, as the kernel reads them.
-        let at = 2 * (pk.counts[0] + pk.counts[1] + pk.counts[2]);
+        let at = 2 * (pk.meta.counts[0] + pk.meta.counts[1] + pk.meta.counts[2]);
         for (j, &e) in img.table.iter().enumerate() {
             assert_eq!((pk.words[at + j / 2] >> (16 * (j % 2))) as u16, e);
         }
-        assert_eq!(Packed::from_header(&pk.header()).counts, pk.counts);
-        assert_eq!(Packed::from_header(&pk.header()).unroll, pk.unroll);
-        assert_eq!(Packed::from_header(&pk.header()).reach, pk.reach);
+        assert_eq!(pk.words.len(), pk.meta.table_words());
+        // The header carries counts, unroll and reach whole.
+        assert_eq!(ImageMeta::from_header(&pk.meta.header()), pk.meta);
     }
 
     #[test]
@@ -390,7 +391,7 @@ mod tests {
         // A permute into rows of 3 bytes, 4 apart: every written word an edge word.
         let src = StridedLayout::new(&[50, 30, 3], &[1, 150, 50], 1).unwrap();
         let dst = StridedLayout::new(&[50, 30, 3], &[120, 4, 1], 1).unwrap();
-        let mut t = tile_of(&dst, &src);
+        let mut t = first_tiled_step(&dst, &src);
         assert!(ImageTile::of(&t).is_some());
         assert!(
             pack(&t).is_none(),
@@ -421,18 +422,28 @@ mod tests {
         let last = 16469u64;
         let base = 1 << 20;
         // Its aligned word ends 3 bytes past it (16469 = 4 * 4117 + 1).
-        assert!(loads_inside(&t, pk.reach, base, (base, base + last + 3)));
-        assert!(!loads_inside(&t, pk.reach, base, (base, base + last + 2)));
+        assert!(loads_inside(
+            &t,
+            pk.meta.reach,
+            base,
+            (base, base + last + 3)
+        ));
+        assert!(!loads_inside(
+            &t,
+            pk.meta.reach,
+            base,
+            (base, base + last + 2)
+        ));
         // Shifted by one byte, the first byte's aligned word starts a byte before it.
         assert!(loads_inside(
             &t,
-            pk.reach,
+            pk.meta.reach,
             base + 1,
             (base, base + last + 7)
         ));
         assert!(!loads_inside(
             &t,
-            pk.reach,
+            pk.meta.reach,
             base + 1,
             (base + 1, base + last + 7)
         ));

@@ -168,6 +168,22 @@ fn as_plan(t: &TilePlan) -> CopyPlan {
     }
 }
 
+/// The tile of the first step of `src` copied into `dst`, planned with tiles at any size
+/// (the tests' way to get the planner's tile of a layout).
+#[cfg(test)]
+pub(super) fn first_tiled_step(
+    dst: &stridekit_layout::StridedLayout,
+    src: &stridekit_layout::StridedLayout,
+) -> TilePlan {
+    let steps = CopyPlan::new(dst, src)
+        .unwrap()
+        .schedule_with_small_copy(0, 0, 0);
+    match &steps[0] {
+        stridekit_layout::CopyStep::Tiled(t) => (**t).clone(),
+        other => panic!("{other:?}"),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -180,13 +196,7 @@ mod tests {
             .permuted(&[5, 3, 1, 4, 2, 0])
             .unwrap();
         let dst = StridedLayout::dense(src.shape(), isz, Order::C).unwrap();
-        let steps = CopyPlan::new(&dst, &src)
-            .unwrap()
-            .schedule_with_small_copy(0, 0, 0);
-        match &steps[0] {
-            CopyStep::Tiled(t) => (**t).clone(),
-            other => panic!("{other:?}"),
-        }
+        first_tiled_step(&dst, &src)
     }
 
     /// One-element byte reads keep three blocks an SM where four fit; halfword and wider
